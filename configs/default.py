@@ -1,0 +1,185 @@
+r"""The default experiment: a tiny coding agent learns to fix synthetic bugs on CPU.
+
+Tiny Qwen2-shaped model and tokenizer from the repo, synthetic bug-fix tasks
+(train split; held-out evaluation on unseen functions), local bubblewrap sandbox,
+rules-only anti-hack, SFT warm start on scripted-expert demonstrations, then PPO
+with a token-level critic and GAE.
+
+Run (set-up included):
+
+  bash scripts/setup.sh && .venv/bin/python train.py --config configs/default.py --workdir runs/default
+
+Override any field from the command line, e.g. `--config.algo.clip_high=0.28`.
+Ablations live in configs/ablations/ and change a few fields of this file.
+"""
+
+import ml_collections
+
+
+def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
+  c = ml_collections.ConfigDict()
+  c.seed = 0
+  c.init_from = ""  # resume order: the run's own latest checkpoint, then this, then scratch
+  c.override_workdir = False  # allow a workdir whose config.json differs
+
+  # --- model -----------------------------------------------------------------
+  c.model = ml_collections.ConfigDict()
+  c.model.hf_checkpoint = ""  # a local Hugging Face directory; "" = the tiny built-in model
+  c.model.tiny = "tiny"  # built-in preset when hf_checkpoint is empty
+  c.model.dtype = "float32"
+  c.model.param_dtype = "float32"
+  c.model.value_head = "separate"  # "shared" (on the policy trunk) | "separate" (a critic model)
+  c.model.remat = False
+  c.model.logits_chunk = 256  # sequence chunk for log-prob/entropy in the update step
+
+  # --- device mesh ---------------------------------------------------------------
+  c.mesh = ml_collections.ConfigDict()
+  c.mesh.shape = (1, -1, 1)  # -1 absorbs the remaining devices
+  c.mesh.axes = ("data", "fsdp", "tensor")
+  c.mesh.rules = (
+      ("batch", ("data", "fsdp")),
+      ("embed", "fsdp"),
+      ("mlp", "tensor"),
+      ("heads", "tensor"),
+      ("kv_heads", "tensor"),
+      ("vocab", "tensor"),
+  )
+
+  # --- sampling ------------------------------------------------------------------
+  c.sampling = ml_collections.ConfigDict()
+  c.sampling.temperature = 1.0
+  c.sampling.temperature_final = 1.0  # linear schedule over training
+  c.sampling.top_p = 1.0
+  c.sampling.top_k = 0
+  c.sampling.max_cache_len = 2048
+
+  # --- sandbox -------------------------------------------------------------------
+  c.sandbox = ml_collections.ConfigDict()
+  c.sandbox.backend = "local"  # "local" (bubblewrap) | "docker"
+  c.sandbox.pool_size = 2
+  c.sandbox.exec_timeout_s = 10.0
+  c.sandbox.memory_mb = 1024
+  c.sandbox.max_procs = 64
+  c.sandbox.max_file_mb = 64
+  c.sandbox.output_limit_bytes = 64 * 1024
+  c.sandbox.docker_image = "rlcoder-sandbox:1"
+  c.sandbox.docker_hosts = ()  # DOCKER_HOST URLs; empty = the local engine
+  c.sandbox.max_concurrency = 4
+
+  # --- tasks ---------------------------------------------------------------------
+  c.tasks = ml_collections.ConfigDict()
+  c.tasks.sources = (("synthetic", 1.0),)  # (task source name, weight)
+  c.tasks.root = ""  # "" = generate into <workdir>/tasks
+  c.tasks.split = "train"
+  c.tasks.eval_split = "heldout"
+  c.tasks.num_synthetic = 120
+  c.tasks.synthetic_seed = 0
+
+  # --- agent / rollouts ----------------------------------------------------------
+  c.agent = ml_collections.ConfigDict()
+  c.agent.mode = "multi_turn"  # "multi_turn" (tools) | "single_turn" (answer code block)
+  c.agent.max_turns = 6
+  c.agent.max_tokens_per_turn = 128
+  c.agent.max_tokens_per_trajectory = 1536
+  c.agent.observation_max_chars = 1024
+  c.agent.num_workers = 2
+
+  # --- rewards -------------------------------------------------------------------
+  c.reward = ml_collections.ConfigDict()
+  c.reward.scheme = "binary"  # binary | tiered | pass_rate | mle
+  c.reward.process_rewards = False
+
+  # --- anti-hack -------------------------------------------------------------------
+  c.antihack = ml_collections.ConfigDict()
+  c.antihack.rules = "default"  # a rule set name; "none" disables stage 1
+  c.antihack.response = "fake"  # fake | block | terminate
+  c.antihack.no_gain_reward = 0.0
+  c.antihack.judge = "none"  # none | openai | local
+  c.antihack.judge_threshold = 0.5
+  c.antihack.judge_base_url = ""
+  c.antihack.judge_model = ""
+  c.antihack.judge_async = False
+
+  # --- algorithm -------------------------------------------------------------------
+  c.algo = ml_collections.ConfigDict()
+  c.algo.advantage_estimator = "gae"  # gae | grpo | drgrpo | rloo | reinforce_pp
+  c.algo.policy_loss = "ppo"
+  c.algo.value_loss = "clipped"
+  c.algo.group_size = 1  # episodes per task (G); >1 for group-relative estimators
+  c.algo.gamma = 1.0
+  c.algo.lam = 0.95
+  c.algo.value_lam = 1.0  # decoupled lambda for value targets
+  c.algo.adaptive_lam_alpha = 0.0  # >0: policy lambda = 1 - 1/(alpha * L)
+  c.algo.discount_per = "token"  # token | turn
+  c.algo.truncation = "bootstrap"  # bootstrap | terminal
+  c.algo.whiten_advantages = True
+  c.algo.clip_low = 0.2
+  c.algo.clip_high = 0.2
+  c.algo.clip_c = 3.0
+  c.algo.value_clip = 0.5
+  c.algo.loss_agg = "token-mean"
+  c.algo.entropy_coef = 0.0
+  c.algo.kl_coef = 0.0
+  c.algo.kl_in = "loss"  # loss | reward
+  c.algo.kl_kind = "k3"
+  c.algo.kl_target = 0.0  # >0: adaptive KL controller towards this target
+  c.algo.duration_weight = "none"  # none | linear (dt / mean dt) | inverse_log
+  c.algo.tis_cap = 0.0  # >0: truncated importance weights against the sampler
+  c.algo.value_coef = 0.5
+
+  # --- optimisation --------------------------------------------------------------
+  c.optim = ml_collections.ConfigDict()
+  c.optim.policy_lr = 1e-4
+  c.optim.critic_lr = 3e-4
+  c.optim.schedule = "constant"  # constant | cosine | linear
+  c.optim.warmup_steps = 0
+  c.optim.weight_decay = 0.0
+  c.optim.grad_clip = 1.0
+  c.optim.ppo_epochs = 2
+  c.optim.mini_batch_size = 8
+  c.optim.micro_batch_size = 8
+  c.optim.critic_warmup_iterations = 0
+  c.optim.critic_updates_per_policy_update = 1
+
+  # --- trainer -------------------------------------------------------------------
+  c.trainer = ml_collections.ConfigDict()
+  c.trainer.iterations = 30
+  c.trainer.tasks_per_iteration = 8
+  c.trainer.eval_every = 10
+  c.trainer.eval_samples = 1
+  c.trainer.checkpoint_every = 5
+  c.trainer.keep_checkpoints = 2
+  c.trainer.tensorboard = True
+  c.trainer.wandb = False
+
+  # --- SFT warm start ---------------------------------------------------------------
+  c.sft = ml_collections.ConfigDict()
+  c.sft.enabled = True
+  c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
+  c.sft.steps = 200
+  c.sft.lr = 1e-3
+  c.sft.batch_size = 8
+
+  # --- paper features ---------------------------------------------------------------
+  c.instrumentation = ml_collections.ConfigDict()
+  c.instrumentation.backend = "none"  # none | ast | llm
+  c.self_improve = ml_collections.ConfigDict()
+  c.self_improve.enabled = False
+  c.self_improve.capacity = 8
+  c.self_improve.probability = 0.0
+
+  if arg:
+    _apply_arg(c, arg)
+  return c.lock()
+
+
+def _apply_arg(c: ml_collections.ConfigDict, arg: str) -> None:
+  """`--config=configs/default.py:key=value,key2=value2` shorthand (big_vision style)."""
+  for item in arg.split(","):
+    key, _, value = item.partition("=")
+    node = c
+    *parents, leaf = key.strip().split(".")
+    for p in parents:
+      node = node[p]
+    old = node[leaf]
+    node[leaf] = type(old)(value) if not isinstance(old, bool) else value.lower() in ("1", "true", "yes")

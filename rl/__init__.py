@@ -1,0 +1,1 @@
+"""RL post-training of LLM coding agents in JAX/Flax: everything that learns."""
