@@ -1,0 +1,150 @@
+"""Config validation: every mistake is reported before anything is compiled.
+
+`validate(config)` checks names against the registries, enumerations, numeric
+ranges and batch arithmetic, and raises `ConfigError` naming the field. It is
+called by `train.py` before any model is built.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import ml_collections
+
+from rl import registry
+
+
+class ConfigError(ValueError):
+  """An invalid config field; the message names the field."""
+
+
+_ENUMS = {
+    "model.value_head": ("shared", "separate"),
+    "agent.mode": ("multi_turn", "single_turn"),
+    "algo.kl_in": ("loss", "reward"),
+    "algo.discount_per": ("token", "turn"),
+    "algo.truncation": ("bootstrap", "terminal"),
+    "antihack.response": ("fake", "block", "terminate"),
+    "optim.schedule": ("constant", "cosine", "linear"),
+    "model.dtype": ("float32", "bfloat16", "float16"),
+    "model.param_dtype": ("float32", "bfloat16", "float16"),
+}
+
+_REGISTRY_FIELDS = {
+    "sandbox.backend": registry.SANDBOX_BACKENDS,
+    "algo.advantage_estimator": registry.ADVANTAGE_ESTIMATORS,
+    "algo.policy_loss": registry.POLICY_LOSSES,
+    "algo.value_loss": registry.VALUE_LOSSES,
+    "algo.kl_kind": registry.KL_ESTIMATORS,
+    "algo.duration_weight": registry.DURATION_WEIGHTS,
+    "reward.scheme": registry.REWARD_SCHEMES,
+    "antihack.rules": registry.ANTIHACK_RULES,
+    "antihack.judge": registry.JUDGES,
+    "instrumentation.backend": registry.INSTRUMENTERS,
+}
+
+# (field, lower bound, upper bound, lower inclusive)
+_RANGES = (
+    ("optim.policy_lr", 0.0, math.inf, False),
+    ("optim.critic_lr", 0.0, math.inf, False),
+    ("optim.grad_clip", 0.0, math.inf, True),
+    ("optim.ppo_epochs", 1, math.inf, True),
+    ("optim.mini_batch_size", 1, math.inf, True),
+    ("optim.micro_batch_size", 1, math.inf, True),
+    ("algo.gamma", 0.0, 1.0, True),
+    ("algo.lam", 0.0, 1.0, True),
+    ("algo.value_lam", 0.0, 1.0, True),
+    ("algo.clip_low", 0.0, 1.0, True),
+    ("algo.clip_high", 0.0, math.inf, True),
+    ("algo.group_size", 1, math.inf, True),
+    ("algo.entropy_coef", 0.0, math.inf, True),
+    ("algo.kl_coef", 0.0, math.inf, True),
+    ("trainer.iterations", 0, math.inf, True),
+    ("trainer.tasks_per_iteration", 1, math.inf, True),
+    ("agent.max_turns", 1, math.inf, True),
+    ("agent.max_tokens_per_turn", 1, math.inf, True),
+    ("sandbox.exec_timeout_s", 0.0, math.inf, False),
+    ("sampling.temperature", 0.0, math.inf, True),
+    ("sampling.top_p", 0.0, 1.0, False),
+)
+
+_GROUP_ESTIMATORS = ("grpo", "drgrpo", "rloo")
+
+
+def get_field(config: ml_collections.ConfigDict, dotted: str) -> Any:
+  node = config
+  for part in dotted.split("."):
+    if part not in node:
+      raise ConfigError(f"config field {dotted!r} is missing")
+    node = node[part]
+  return node
+
+
+def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None) -> None:
+  """Raises ConfigError for the first invalid field (all checks are cheap)."""
+  for field, choices in _ENUMS.items():
+    value = get_field(config, field)
+    if value not in choices:
+      raise ConfigError(f"config.{field}={value!r} is not one of {list(choices)}")
+  for field, lo, hi, lo_inclusive in _RANGES:
+    value = get_field(config, field)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+      raise ConfigError(f"config.{field}={value!r} must be a number")
+    if value > hi or value < lo or (value == lo and not lo_inclusive):
+      bound = f"{'>=' if lo_inclusive else '>'} {lo}" + (f" and <= {hi}" if hi != math.inf else "")
+      raise ConfigError(f"config.{field}={value!r} must be {bound}")
+  _check_batch_arithmetic(config, num_devices)
+  for field, reg in _REGISTRY_FIELDS.items():
+    value = get_field(config, field)
+    try:
+      reg.get(value)
+    except LookupError as e:
+      raise ConfigError(f"config.{field}: {e}") from None
+  for name, weight in get_field(config, "tasks.sources"):
+    try:
+      registry.TASK_SOURCES.get(name)
+    except LookupError as e:
+      raise ConfigError(f"config.tasks.sources: {e}") from None
+    if not weight > 0:
+      raise ConfigError(f"config.tasks.sources: weight of {name!r} must be > 0, got {weight}")
+
+
+
+def _check_batch_arithmetic(config: ml_collections.ConfigDict, num_devices: int | None) -> None:
+  algo, optim, trainer = config.algo, config.optim, config.trainer
+  if algo.advantage_estimator in _GROUP_ESTIMATORS and algo.group_size < 2:
+    raise ConfigError(
+        f"config.algo.group_size={algo.group_size}: estimator {algo.advantage_estimator!r} "
+        "compares episodes of the same task and needs group_size >= 2")
+  batch = trainer.tasks_per_iteration * algo.group_size
+  if batch % optim.mini_batch_size:
+    raise ConfigError(
+        f"config.optim.mini_batch_size={optim.mini_batch_size} must divide the rollout batch "
+        f"trainer.tasks_per_iteration * algo.group_size = {batch}")
+  if optim.mini_batch_size % optim.micro_batch_size:
+    raise ConfigError(
+        f"config.optim.micro_batch_size={optim.micro_batch_size} must divide "
+        f"optim.mini_batch_size={optim.mini_batch_size}")
+  if len(config.mesh.shape) != len(config.mesh.axes):
+    raise ConfigError(f"config.mesh.shape {tuple(config.mesh.shape)} and config.mesh.axes "
+                      f"{tuple(config.mesh.axes)} differ in length")
+  if sum(1 for s in config.mesh.shape if s == -1) > 1:
+    raise ConfigError(f"config.mesh.shape {tuple(config.mesh.shape)}: at most one -1")
+  if num_devices is not None:
+    known = math.prod(s for s in config.mesh.shape if s != -1)
+    if num_devices % known:
+      raise ConfigError(f"config.mesh.shape {tuple(config.mesh.shape)} does not fit {num_devices} devices")
+    data_parallel = 1
+    for axis, size in zip(config.mesh.axes, config.mesh.shape):
+      if axis in ("data", "fsdp"):
+        data_parallel *= num_devices // known if size == -1 else size
+    if optim.micro_batch_size % data_parallel:
+      raise ConfigError(
+          f"config.optim.micro_batch_size={optim.micro_batch_size} must be divisible by the "
+          f"mesh's batch-parallel size {data_parallel} (axes data x fsdp of {tuple(config.mesh.shape)})")
+
+
+def to_json(config: ml_collections.ConfigDict) -> str:
+  return json.dumps(config.to_dict(), indent=2, sort_keys=True, default=list)

@@ -1,0 +1,74 @@
+"""Configs load, overrides apply, and invalid fields fail early with the field's name."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from configs import default
+from rl import config as config_lib
+from rl import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_registry_lists_known_names_on_unknown():
+  reg = registry.Registry("widget")
+  reg.register("a", 1)
+  reg.register("b")(2)
+  assert reg.get("b") == 2
+  with pytest.raises(LookupError, match=r"unknown widget 'c'; known widgets: a, b"):
+    reg.get("c")
+  with pytest.raises(KeyError, match="already registered"):
+    reg.register("a", 3)
+
+
+def test_default_config_is_locked_and_shorthand_overrides():
+  c = default.get_config("algo.clip_high=0.28,sft.enabled=false")
+  assert c.algo.clip_high == 0.28 and c.sft.enabled is False
+  with pytest.raises(AttributeError):
+    c.algo.new_field = 1
+
+
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("optim.policy_lr", -1e-4, "optim.policy_lr"),
+        ("algo.gamma", 1.5, "algo.gamma"),
+        ("antihack.response", "ignore", "antihack.response"),
+        ("optim.mini_batch_size", 3, "mini_batch_size"),
+        ("sandbox.backend", "chroot", "sandbox.backend"),
+    ],
+)
+def test_invalid_fields_are_named(field, value, message):
+  c = default.get_config().unlock()
+  section, leaf = field.split(".")
+  c[section][leaf] = value
+  with pytest.raises(config_lib.ConfigError, match=message):
+    config_lib.validate(c)
+
+
+def test_group_estimator_needs_groups_and_mesh_must_divide_batch():
+  c = default.get_config().unlock()
+  c.algo.advantage_estimator = "grpo"
+  c.algo.group_size = 1
+  if "grpo" in registry.ADVANTAGE_ESTIMATORS:
+    with pytest.raises(config_lib.ConfigError, match="group_size"):
+      config_lib.validate(c)
+  c = default.get_config().unlock()
+  c.optim.micro_batch_size = 2
+  c.optim.mini_batch_size = 2
+  with pytest.raises(config_lib.ConfigError, match="batch-parallel"):
+    config_lib.validate(c, num_devices=8)
+
+
+def test_train_py_rejects_bad_override_before_compiling(tmp_path):
+  proc = subprocess.run(
+      [sys.executable, "train.py", "--config", "configs/default.py", "--workdir", str(tmp_path / "run"),
+       "--config.optim.policy_lr=-1.0"],
+      cwd=ROOT, capture_output=True, text=True, timeout=120)
+  assert proc.returncode != 0
+  assert "optim.policy_lr" in proc.stderr
+  assert not (tmp_path / "run" / "checkpoints").exists()
