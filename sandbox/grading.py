@@ -1,0 +1,423 @@
+"""Grading in a fresh sandbox: pristine test surface, hidden tests overlaid, junit parsed.
+
+The final workspace of an episode is copied, every file that can change how pytest collects
+or runs (conftest.py, ini sections, sitecustomize, .pth, bytecode, the hidden-tests folder) is
+deleted or restored from the pristine repo, the hidden tests are copied in, and the task's
+test command runs with a junit XML report and an audit hook recording runtime evidence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from typing import Any, Iterable
+
+from sandbox import api, open_session
+from sandbox.api import SandboxConfig, SandboxError
+
+WORKSPACE = "/workspace"  # where every backend mounts the workspace
+RUNTIME = "/opt/rlcoder"  # read-only runtime files inside every backend
+GRADING_DIR = ".rlcoder_grading"  # inside the graded copy: junit XML, audit log, configs
+SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py"}
+INI_WITH_PYTEST_SECTIONS = {"setup.cfg": ("pytest", "tool:pytest"), "tox.ini": ("pytest",)}
+EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits")
+PASS = "passed"
+MAX_JUNIT_BYTES = 32 * 1024 * 1024
+LOG_TAIL_CHARS = 4000
+
+
+@dataclasses.dataclass
+class TestReport:
+  """Outcome of one grading run. With expected tests, counts are over the expected ids."""
+  __test__ = False  # not a pytest test class
+
+  passed: int = 0
+  failed: int = 0
+  errors: int = 0
+  skipped: int = 0
+  total: int = 0
+  outcomes: dict[str, str] = dataclasses.field(default_factory=dict)
+  collection_errors: list[str] = dataclasses.field(default_factory=list)
+  timed_out: bool = False
+  duration_s: float = 0.0
+  log: str = ""
+  runtime_evidence: dict[str, list] = dataclasses.field(
+      default_factory=lambda: {k: [] for k in EVIDENCE_KINDS})
+  exit_code: int | None = None
+  # Expected ids without an explicit pass (missing, skipped, xfailed, failed, error).
+  not_passed: list[str] = dataclasses.field(default_factory=list)
+
+  @property
+  def all_passed(self) -> bool:
+    return (self.total > 0 and self.passed == self.total and not self.collection_errors
+            and not self.timed_out and self.failed == 0 and self.errors == 0)
+
+  def to_dict(self) -> dict[str, Any]:
+    d = dataclasses.asdict(self)
+    d["all_passed"] = self.all_passed
+    return d
+
+
+# ---------------------------------------------------------------------------
+# Test surface restoration (host side, on the staging copy; never follows symlinks).
+
+def _strip_sections(text: str, is_pytest_section) -> tuple[str, str]:
+  """Splits INI/TOML text into (text without pytest sections, the pytest sections)."""
+  kept, removed = [], []
+  in_pytest = False
+  for line in text.splitlines(keepends=True):
+    header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", line)
+    if header:
+      in_pytest = is_pytest_section(header.group(1).strip().strip('"'))
+    (removed if in_pytest else kept).append(line)
+  return "".join(kept), "".join(removed)
+
+
+def _ini_is_pytest(names: Iterable[str]):
+  return lambda section: section in names
+
+
+def _toml_is_pytest(section: str) -> bool:
+  return section == "tool.pytest" or section.startswith("tool.pytest.")
+
+
+def _strip_toml_dotted(text: str) -> str:
+  """Drops `pytest.*` dotted keys written directly under a [tool] table."""
+  out, in_tool = [], False
+  for line in text.splitlines(keepends=True):
+    header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?", line)
+    if header:
+      in_tool = header.group(1).strip() == "tool"
+    if in_tool and re.match(r"^\s*\"?pytest\"?\s*[.=]", line):
+      continue
+    out.append(line)
+  return "".join(out)
+
+
+def _remove(path: str) -> None:
+  if os.path.islink(path) or os.path.isfile(path):
+    os.unlink(path)
+  elif os.path.isdir(path):
+    shutil.rmtree(path)
+
+
+def _safe_parent(root: str, rel: str) -> str:
+  """Creates the parent directories of root/rel, replacing any symlink on the way."""
+  current = root
+  for part in os.path.dirname(rel).split(os.sep):
+    if not part:
+      continue
+    current = os.path.join(current, part)
+    if os.path.islink(current) or (os.path.exists(current) and not os.path.isdir(current)):
+      os.unlink(current)
+    if not os.path.exists(current):
+      os.mkdir(current)
+  return os.path.join(root, rel)
+
+
+def _section_files(name: str):
+  if name == "pyproject.toml":
+    return _toml_is_pytest
+  if name in INI_WITH_PYTEST_SECTIONS:
+    return _ini_is_pytest(INI_WITH_PYTEST_SECTIONS[name])
+  return None
+
+
+def restore_test_surface(workspace: str, pristine_dir: str | None, hidden_tests_dest: str) -> None:
+  """Makes the test surface of `workspace` equal to the pristine repo's (or removes it)."""
+  dest = api.check_relative(hidden_tests_dest)
+  if dest != ".":
+    _remove(os.path.join(workspace, dest))
+  for dirpath, dirnames, filenames in os.walk(workspace):
+    for d in list(dirnames):
+      if d in ("__pycache__", ".pytest_cache", GRADING_DIR):
+        shutil.rmtree(os.path.join(dirpath, d), ignore_errors=True)
+        dirnames.remove(d)
+    for name in filenames:
+      path = os.path.join(dirpath, name)
+      if (name in SURFACE_FILE_NAMES or name.endswith((".pth", ".pyc", ".pyo"))
+          or (dest == "." and name.startswith("test"))):
+        os.unlink(path)
+      elif _section_files(name) is not None:
+        if os.path.islink(path):
+          os.unlink(path)
+          continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+          text = f.read()
+        kept, _ = _strip_sections(text, _section_files(name))
+        if name == "pyproject.toml":
+          kept = _strip_toml_dotted(kept)
+        with open(path, "w", encoding="utf-8") as f:
+          f.write(kept)
+  if not pristine_dir:
+    return
+  for dirpath, dirnames, filenames in os.walk(pristine_dir):
+    dirnames[:] = [d for d in dirnames if d not in ("__pycache__", ".pytest_cache")]
+    for name in filenames:
+      src = os.path.join(dirpath, name)
+      rel = os.path.relpath(src, pristine_dir)
+      if os.path.islink(src):
+        continue
+      if name in SURFACE_FILE_NAMES or name.endswith(".pth"):
+        shutil.copyfile(src, _safe_parent(workspace, rel))
+      elif _section_files(name) is not None:
+        with open(src, encoding="utf-8", errors="replace") as f:
+          _, sections = _strip_sections(f.read(), _section_files(name))
+        if sections:
+          target = _safe_parent(workspace, rel)
+          existing = ""
+          if os.path.isfile(target) and not os.path.islink(target):
+            with open(target, encoding="utf-8", errors="replace") as f:
+              existing = f.read()
+          elif os.path.lexists(target):
+            os.unlink(target)
+          with open(target, "w", encoding="utf-8") as f:
+            f.write(existing.rstrip("\n") + ("\n\n" if existing.strip() else "") + sections)
+
+
+def overlay_hidden_tests(workspace: str, hidden_tests_dir: str, hidden_tests_dest: str) -> list[str]:
+  """Copies the hidden tests in; returns their workspace-relative paths."""
+  if not os.path.isdir(hidden_tests_dir):
+    raise SandboxError(f"hidden tests directory does not exist: {hidden_tests_dir!r}")
+  dest = api.check_relative(hidden_tests_dest)
+  target = _safe_parent(workspace, os.path.join(dest, "x")) if dest != "." else None
+  target_dir = os.path.dirname(target) if target else workspace
+  shutil.copytree(hidden_tests_dir, target_dir, symlinks=False, dirs_exist_ok=True,
+                  ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+  files = []
+  for dirpath, _, filenames in os.walk(hidden_tests_dir):
+    for name in filenames:
+      rel = os.path.relpath(os.path.join(dirpath, name), hidden_tests_dir)
+      files.append(os.path.normpath(os.path.join(dest, rel)))
+  return files
+
+
+def prepare_grading_copy(workspace_dir: str, staging: str, hidden_tests_dir: str,
+                         hidden_tests_dest: str, pristine_dir: str | None) -> list[str]:
+  api.copy_tree(workspace_dir, staging)
+  restore_test_surface(staging, pristine_dir, hidden_tests_dest)
+  files = overlay_hidden_tests(staging, hidden_tests_dir, hidden_tests_dest)
+  os.makedirs(os.path.join(staging, GRADING_DIR), exist_ok=True)
+  return files
+
+
+# ---------------------------------------------------------------------------
+# junit XML
+
+def mangle_nodeid(nodeid: str) -> tuple[str, str]:
+  """(classname, name) that pytest's junitxml plugin writes for a node id."""
+  path, bracket, params = nodeid.partition("[")
+  names = path.split("::")
+  names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+  names[-1] += bracket + params
+  return ".".join(names[:-1]), names[-1]
+
+
+def parse_junit(xml_text: str) -> tuple[dict[tuple[str, str], str], list[str], dict]:
+  """Returns ({(classname, name): outcome}, collection errors, {key: file attribute})."""
+  root = ET.fromstring(xml_text)
+  outcomes: dict[tuple[str, str], str] = {}
+  files: dict[tuple[str, str], str] = {}
+  collection_errors: list[str] = []
+  for case in root.iter("testcase"):
+    key = (case.get("classname", ""), case.get("name", ""))
+    tags = {child.tag: child for child in case}
+    if "error" in tags and "collection failure" in (tags["error"].get("message") or ""):
+      collection_errors.append(key[1] or key[0])
+      continue
+    if "failure" in tags:
+      outcome = "failed"
+    elif "error" in tags:
+      outcome = "error"
+    elif "skipped" in tags:
+      outcome = "xfailed" if tags["skipped"].get("type") == "pytest.xfail" else "skipped"
+    else:
+      outcome = PASS
+    # A test can be reported twice (call passed, teardown errored): the worst outcome wins.
+    if key not in outcomes or outcomes[key] == PASS:
+      outcomes[key] = outcome
+    if case.get("file"):
+      files[key] = case.get("file")
+  return outcomes, collection_errors, files
+
+
+def _junit_nodeid(key: tuple[str, str], file_attr: str | None) -> str:
+  classname, name = key
+  if file_attr:
+    module = re.sub(r"\.py$", "", file_attr.replace("/", "."))
+    rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+    return "::".join([file_attr] + ([*rest.split(".")] if rest else []) + [name])
+  return f"{classname}::{name}"
+
+
+# ---------------------------------------------------------------------------
+# Running
+
+def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
+  dest = os.path.normpath(hidden_tests_dest)
+  surface = [f"{WORKSPACE}/{p}" for p in hidden_files]
+  return {"log": f"{WORKSPACE}/{GRADING_DIR}/audit.jsonl", "workspace": WORKSPACE,
+          "tests_dir": WORKSPACE if dest == "." else f"{WORKSPACE}/{dest}", "surface": surface}
+
+
+def _grading_env() -> dict[str, str]:
+  return {"RLCODER_AUDIT_CONFIG": f"{WORKSPACE}/{GRADING_DIR}/audit_config.json",
+          "PYTHONPATH": f"{RUNTIME}/audit_site"}
+
+
+def _read_evidence(session, hidden_surface: set[str]) -> dict[str, list]:
+  evidence = {k: [] for k in EVIDENCE_KINDS}
+  try:
+    text = session.read_file(f"{GRADING_DIR}/audit.jsonl")
+  except (FileNotFoundError, SandboxError, OSError):
+    return evidence
+  for line in text.splitlines()[:2000]:
+    try:
+      entry = json.loads(line)
+    except ValueError:
+      continue
+    if isinstance(entry, dict) and entry.get("kind") in evidence:
+      if entry.get("file") in hidden_surface:
+        continue
+      evidence[entry.pop("kind")].append(entry)
+  return evidence
+
+
+def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "tests",
+          test_command: str = "python -m pytest -q tests", timeout_s: float = 30,
+          config: SandboxConfig | None = None, expected_tests: Iterable[str] | None = None,
+          pristine_dir: str | None = None) -> TestReport:
+  """Grades `workspace_dir` in a fresh session; see the module docstring.
+
+  `expected_tests`: node ids every one of which must pass (see `collect_expected_tests`).
+  Without them, the tests that ran define the total. `pristine_dir`: the task's original
+  repo, whose conftest/ini files are restored (otherwise they are only removed).
+  """
+  config = config or SandboxConfig()
+  start = time.monotonic()
+  with tempfile.TemporaryDirectory(prefix="rlcoder-grade-") as staging:
+    hidden_files = prepare_grading_copy(workspace_dir, staging, hidden_tests_dir,
+                                        hidden_tests_dest, pristine_dir)
+    audit_config = _audit_config(hidden_files, hidden_tests_dest)
+    with open(os.path.join(staging, GRADING_DIR, "audit_config.json"), "w") as f:
+      json.dump(audit_config, f)
+    junit = f"{WORKSPACE}/{GRADING_DIR}/junit.xml"
+    command = (f"{test_command} --junitxml={junit} -o junit_family=xunit1 "
+               f"-p no:cacheprovider")
+    with open_session(staging, config) as session:
+      result = session.exec(command, timeout=timeout_s, env=_grading_env())
+      try:
+        xml_text = session.read_file(f"{GRADING_DIR}/junit.xml")
+      except (FileNotFoundError, SandboxError, OSError):
+        xml_text = None
+      evidence = _read_evidence(session, set(hidden_files))
+  report = TestReport(timed_out=result.timed_out, exit_code=result.exit_code,
+                      duration_s=time.monotonic() - start, runtime_evidence=evidence,
+                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:])
+  raw: dict[tuple[str, str], str] = {}
+  files: dict = {}
+  if xml_text:
+    try:
+      raw, report.collection_errors, files = parse_junit(xml_text[:MAX_JUNIT_BYTES])
+    except ET.ParseError as e:
+      report.collection_errors.append(f"unreadable junit XML: {e}")
+  elif not result.timed_out:
+    report.runtime_evidence["early_exits"].append(
+        {"event": "no junit report", "exit_code": result.exit_code})
+    if result.exit_code in (2, 3, 4):
+      report.collection_errors.append(f"pytest exited with {result.exit_code} before reporting")
+  if not raw and not report.collection_errors and result.exit_code == 5:
+    report.collection_errors.append("no tests collected")
+  _fill_counts(report, raw, files, expected_tests)
+  return report
+
+
+def _fill_counts(report: TestReport, raw: dict, files: dict,
+                 expected_tests: Iterable[str] | None) -> None:
+  if expected_tests is not None:
+    expected = list(dict.fromkeys(expected_tests))
+    by_key = {mangle_nodeid(t): t for t in expected}
+    for key, outcome in raw.items():
+      report.outcomes[by_key.get(key) or _junit_nodeid(key, files.get(key))] = outcome
+    for test_id in expected:
+      report.outcomes.setdefault(test_id, "missing")
+    counted = [report.outcomes[t] for t in expected]
+    report.not_passed = [t for t in expected if report.outcomes[t] != PASS]
+  else:
+    for key, outcome in raw.items():
+      report.outcomes[_junit_nodeid(key, files.get(key))] = outcome
+    counted = list(report.outcomes.values())
+    report.not_passed = [t for t, o in report.outcomes.items() if o != PASS]
+  report.passed = counted.count(PASS)
+  report.skipped = counted.count("skipped")
+  report.errors = counted.count("error") + len(report.collection_errors)
+  report.failed = len(counted) - report.passed - report.skipped - counted.count("error")
+  report.total = len(counted) + len(report.collection_errors)
+
+
+# ---------------------------------------------------------------------------
+# Expected tests (collected on the pristine reference state, cached per task)
+
+def _tree_digest(paths: Iterable[str], extra: str) -> str:
+  h = hashlib.sha256(extra.encode())
+  for root in paths:
+    if not root:
+      continue
+    for dirpath, dirnames, filenames in os.walk(root):
+      dirnames.sort()
+      for name in sorted(filenames):
+        path = os.path.join(dirpath, name)
+        h.update(os.path.relpath(path, root).encode() + b"\0")
+        if not os.path.islink(path):
+          with open(path, "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+  return h.hexdigest()
+
+
+def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
+                           hidden_tests_dest: str = "tests",
+                           test_command: str = "python -m pytest -q tests",
+                           config: SandboxConfig | None = None, timeout_s: float = 60,
+                           cache_dir: str | None = None) -> list[str]:
+  """Node ids pytest collects on the reference state (e.g. repo + solution) with the hidden tests.
+
+  Cached in `cache_dir` by a digest of both trees and the command. Raises SandboxError when
+  the reference itself does not collect cleanly (a broken task).
+  """
+  config = config or SandboxConfig()
+  digest = _tree_digest([reference_dir, hidden_tests_dir], f"{hidden_tests_dest}\0{test_command}")
+  cache_path = os.path.join(cache_dir, f"expected-{digest[:32]}.json") if cache_dir else None
+  if cache_path and os.path.exists(cache_path):
+    with open(cache_path) as f:
+      return json.load(f)
+  with tempfile.TemporaryDirectory(prefix="rlcoder-collect-") as staging:
+    prepare_grading_copy(reference_dir, staging, hidden_tests_dir, hidden_tests_dest,
+                         reference_dir)
+    out = f"{WORKSPACE}/{GRADING_DIR}/collected.txt"
+    command = f"{test_command} --collect-only -p rlcoder_collect -p no:cacheprovider"
+    env = {"PYTHONPATH": f"{RUNTIME}/audit_site", "RLCODER_COLLECT_OUT": out}
+    with open_session(staging, config) as session:
+      result = session.exec(command, timeout=timeout_s, env=env)
+      try:
+        text = session.read_file(f"{GRADING_DIR}/collected.txt")
+      except (FileNotFoundError, OSError):
+        text = None
+  if result.exit_code != 0 or text is None:
+    raise SandboxError(f"collecting the expected tests failed (exit {result.exit_code}): "
+                       f"{(result.stdout + result.stderr)[-2000:]}")
+  tests = [line for line in text.splitlines() if line.strip()]
+  if cache_path:
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = cache_path + f".{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+      json.dump(tests, f)
+    os.replace(tmp, cache_path)
+  return tests

@@ -1,0 +1,558 @@
+"""Local sandbox backend: one bubblewrap sandbox per session, a warm pool, a fork-server.
+
+Each sandbox unshares every namespace (no network but its own loopback), sees the host
+runtime (/usr and this Python with its packages) read-only, a private /tmp and a writable
+/workspace bound from a fresh host directory, and nothing else of the host. Limits: rlimits
+per command, plus cgroup v1 pids/memory groups when this process may create them (root);
+a command that times out has every process in its sandbox killed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import errno
+import hashlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from typing import Mapping
+
+from sandbox import api
+from sandbox.api import ExecResult, SandboxConfig, SandboxError
+
+INSTALL_HINT = "bubblewrap (bwrap) is not installed: run `apt-get install bubblewrap`"
+RUNTIME_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
+SANDBOX_RUNTIME = "/opt/rlcoder"  # read-only copy of sandbox/runtime inside the sandbox
+SANDBOX_WORKSPACE = "/workspace"
+SANDBOX_RUN = "/run/rlcoder"  # writable host-visible scratch for grading (junit XML, audit log)
+SANDBOX_UID = 1000
+CGROUP_ROOT = "/sys/fs/cgroup"
+CGROUP_PARENT = "rlcoder_sandbox"
+START_TIMEOUT_S = 60.0
+# Host-side grace on top of a command's timeout before the server itself is presumed stuck.
+SERVER_GRACE_S = 15.0
+
+_live_sandboxes: "weakref.WeakSet[_Sandbox]" = weakref.WeakSet()
+_runtime_dir: str | None = None
+_runtime_lock = threading.Lock()
+
+
+def bwrap_path() -> str:
+  path = shutil.which("bwrap")
+  if path is None:
+    raise SandboxError(INSTALL_HINT)
+  return path
+
+
+def _python_roots() -> list[str]:
+  """Host directories holding this interpreter and its packages (venv and base install)."""
+  roots = []
+  for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+    real = os.path.realpath(prefix)
+    for path in (prefix, real):
+      if path not in roots and not any(path.startswith(r + os.sep) for r in roots):
+        roots.append(path)
+  return roots
+
+
+def _runtime() -> str:
+  """A private host copy of sandbox/runtime (plus synthetic /etc files), bound read-only.
+
+  Copying keeps the project checkout itself out of every sandbox.
+  """
+  global _runtime_dir
+  with _runtime_lock:
+    if _runtime_dir and os.path.isdir(_runtime_dir):
+      return _runtime_dir
+    path = tempfile.mkdtemp(prefix="rlcoder-runtime-")
+    for name in os.listdir(RUNTIME_SOURCE):
+      src = os.path.join(RUNTIME_SOURCE, name)
+      if name.endswith(".py"):
+        shutil.copy(src, os.path.join(path, name))
+      elif os.path.isdir(src) and name != "__pycache__":
+        shutil.copytree(src, os.path.join(path, name),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    etc = os.path.join(path, "etc")
+    os.makedirs(etc)
+    with open(os.path.join(etc, "passwd"), "w") as f:
+      f.write(f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}::/tmp:/bin/sh\n"
+              "nobody:x:65534:65534::/:/usr/sbin/nologin\n")
+    with open(os.path.join(etc, "group"), "w") as f:
+      f.write(f"root:x:0:\nsandbox:x:{SANDBOX_UID}:\nnogroup:x:65534:\n")
+    with open(os.path.join(etc, "hosts"), "w") as f:
+      f.write("127.0.0.1 localhost sandbox\n::1 localhost\n")
+    with open(os.path.join(etc, "nsswitch.conf"), "w") as f:
+      f.write("passwd: files\ngroup: files\nhosts: files dns\n")
+    for root, dirs, files in os.walk(path):
+      os.chmod(root, 0o755)
+      for name in files:
+        os.chmod(os.path.join(root, name), 0o644)
+    _runtime_dir = path
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str]:
+  runtime = _runtime()
+  argv = [bwrap_path(), "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+          "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+          "--hostname", "sandbox", "--cap-drop", "ALL", "--clearenv"]
+  argv += ["--ro-bind", "/usr", "/usr"]
+  for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    if os.path.islink(top):
+      argv += ["--symlink", os.readlink(top), top]
+    elif os.path.isdir(top):
+      argv += ["--ro-bind", top, top]
+  # Only the few /etc entries programs need; /etc/shadow and friends stay out.
+  for name in ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
+               "ssl", "ca-certificates", "mime.types"):
+    if os.path.exists(os.path.join("/etc", name)):
+      argv += ["--ro-bind", os.path.join("/etc", name), os.path.join("/etc", name)]
+  for name in ("passwd", "group", "hosts", "nsswitch.conf"):
+    argv += ["--ro-bind", os.path.join(runtime, "etc", name), os.path.join("/etc", name)]
+  for root in _python_roots():
+    argv += ["--ro-bind", root, root]
+  for path in config.extra_ro_binds:
+    argv += ["--ro-bind", path, path]
+  argv += ["--proc", "/proc", "--dev", "/dev",
+           "--size", str(config.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
+           "--ro-bind", runtime, SANDBOX_RUNTIME,
+           "--bind", workspace, SANDBOX_WORKSPACE,
+           "--bind", run_dir, SANDBOX_RUN,
+           "--chdir", SANDBOX_WORKSPACE]
+  env = base_env(config)
+  env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
+  for key, value in env.items():
+    argv += ["--setenv", key, value]
+  argv += [sys.executable, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
+  return argv
+
+
+def base_env(config: SandboxConfig) -> dict[str, str]:
+  bin_dir = os.path.dirname(sys.executable)
+  return {
+      "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+      "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+      "USER": "sandbox", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+      "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+      "MPLBACKEND": "Agg", "RLCODER_WORKSPACE": SANDBOX_WORKSPACE,
+  }
+
+
+class _Cgroups:
+  """cgroup v1 pids + memory groups for one sandbox, when the host lets us create them."""
+
+  def __init__(self, name: str, config: SandboxConfig):
+    self.paths: dict[str, str] = {}
+    for controller in ("pids", "memory"):
+      parent = os.path.join(CGROUP_ROOT, controller, CGROUP_PARENT)
+      path = os.path.join(parent, name)
+      try:
+        os.makedirs(path, exist_ok=True)
+      except OSError:
+        continue
+      self.paths[controller] = path
+    try:
+      if "pids" in self.paths:
+        # Room for bwrap's init and the command server on top of the command's processes.
+        self._write("pids", "pids.max", str(config.max_procs + 4))
+      if "memory" in self.paths:
+        limit = (config.memory_mb + 96) * 1024 * 1024
+        self._write("memory", "memory.limit_in_bytes", str(limit))
+        if os.path.exists(os.path.join(self.paths["memory"], "memory.memsw.limit_in_bytes")):
+          self._write("memory", "memory.memsw.limit_in_bytes", str(limit))
+    except OSError:
+      self.remove()
+      self.paths = {}
+
+  def _write(self, controller: str, name: str, value: str) -> None:
+    with open(os.path.join(self.paths[controller], name), "w") as f:
+      f.write(value)
+
+  def join_current_process(self) -> None:
+    """Runs in the forked child before exec, so bwrap and all its descendants are inside."""
+    for path in self.paths.values():
+      with open(os.path.join(path, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+
+  def oom_kills(self) -> int:
+    if "memory" not in self.paths:
+      return 0
+    try:
+      with open(os.path.join(self.paths["memory"], "memory.oom_control")) as f:
+        for line in f:
+          if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    except OSError:
+      pass
+    return 0
+
+  def pids_max_events(self) -> int:
+    if "pids" not in self.paths:
+      return 0
+    try:
+      with open(os.path.join(self.paths["pids"], "pids.events")) as f:
+        return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+      return 0
+
+  def kill_all(self) -> None:
+    for path in self.paths.values():
+      for _ in range(50):
+        try:
+          with open(os.path.join(path, "cgroup.procs")) as f:
+            pids = [int(p) for p in f.read().split()]
+        except OSError:
+          break
+        if not pids:
+          break
+        for pid in pids:
+          try:
+            os.kill(pid, signal.SIGKILL)
+          except OSError:
+            pass
+        time.sleep(0.005)
+
+  def remove(self) -> None:
+    for path in self.paths.values():
+      for _ in range(100):
+        try:
+          os.rmdir(path)
+          break
+        except FileNotFoundError:
+          break
+        except OSError as e:
+          if e.errno != errno.EBUSY:
+            break
+          time.sleep(0.01)
+
+
+class _Sandbox:
+  """One bubblewrap sandbox running the command server, bound to a private host workspace."""
+
+  def __init__(self, config: SandboxConfig):
+    self.config = config
+    self.workspace = tempfile.mkdtemp(prefix="rlcoder-ws-")
+    self.run_dir = tempfile.mkdtemp(prefix="rlcoder-run-")
+    os.chmod(self.run_dir, 0o755)
+    self.name = os.path.basename(self.workspace)
+    self.proc: subprocess.Popen | None = None
+    self.cgroups: _Cgroups | None = None
+    self.warm = False
+    self._buffer = b""
+    self.dead = False
+    _live_sandboxes.add(self)
+    try:
+      self.start()
+    except BaseException:
+      self.destroy()
+      raise
+
+  def start(self) -> None:
+    self.cgroups = _Cgroups(self.name, self.config)
+    argv = _bwrap_argv(self.config, self.workspace, self.run_dir)
+    cgroups = self.cgroups
+    self.proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=cgroups.join_current_process if cgroups.paths else None,
+        start_new_session=True)
+    hello = self._read_reply(START_TIMEOUT_S)
+    if hello is None or not hello.get("ready"):
+      err = self._stderr_tail()
+      self.kill()
+      raise SandboxError(f"sandbox failed to start: {err or 'no reply from the command server'}")
+    self.warm = bool(hello.get("warm"))
+    self.dead = False
+
+  def _stderr_tail(self) -> str:
+    if self.proc is None or self.proc.stderr is None:
+      return ""
+    try:
+      if select.select([self.proc.stderr], [], [], 0.5)[0]:
+        return os.read(self.proc.stderr.fileno(), 4096).decode("utf-8", "replace").strip()
+    except (OSError, ValueError):
+      pass
+    return ""
+
+  def _read_reply(self, timeout: float) -> dict | None:
+    """Reads one JSON line from the server; None on EOF or timeout."""
+    deadline = time.monotonic() + timeout
+    fd = self.proc.stdout.fileno()
+    while b"\n" not in self._buffer:
+      remaining = deadline - time.monotonic()
+      if remaining <= 0:
+        return None
+      if not select.select([fd], [], [], remaining)[0]:
+        return None
+      chunk = os.read(fd, 1 << 20)
+      if not chunk:
+        return None
+      self._buffer += chunk
+    line, self._buffer = self._buffer.split(b"\n", 1)
+    return json.loads(line)
+
+  def request(self, req: dict, timeout: float) -> dict | None:
+    if self.dead or self.proc is None or self.proc.poll() is not None:
+      self.dead = True
+      return None
+    try:
+      self.proc.stdin.write(json.dumps(req).encode() + b"\n")
+      self.proc.stdin.flush()
+    except (BrokenPipeError, OSError):
+      self.dead = True
+      return None
+    reply = self._read_reply(timeout)
+    if reply is None:
+      self.dead = True
+    return reply
+
+  def kill(self) -> None:
+    """Kills the whole sandbox: bwrap's init dies with it and takes the pid namespace down."""
+    if self.proc is not None:
+      try:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+      except OSError:
+        pass
+      try:
+        self.proc.wait(timeout=10)
+      except subprocess.TimeoutExpired:
+        pass
+      for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        try:
+          stream.close()
+        except OSError:
+          pass
+      self.proc = None
+    if self.cgroups is not None:
+      self.cgroups.kill_all()
+      self.cgroups.remove()
+      self.cgroups = None
+    self.dead = True
+
+  def restart(self) -> None:
+    self.kill()
+    self._buffer = b""
+    self.start()
+
+  def destroy(self) -> None:
+    self.kill()
+    shutil.rmtree(self.workspace, ignore_errors=True)
+    shutil.rmtree(self.run_dir, ignore_errors=True)
+    _live_sandboxes.discard(self)
+
+
+def _pool_key(config: SandboxConfig) -> tuple:
+  return (config.memory_mb, config.max_procs, config.tmp_mb, config.fork_server,
+          config.extra_ro_binds)
+
+
+class _Pool:
+  """Pre-started sandboxes. Each serves exactly one session and is destroyed after it."""
+
+  def __init__(self, config: SandboxConfig):
+    self.config = config
+    self.ready: collections.deque[_Sandbox] = collections.deque()
+    self.lock = threading.Lock()
+    self.filling = False
+
+  def take(self) -> _Sandbox | None:
+    with self.lock:
+      while self.ready:
+        box = self.ready.popleft()
+        if box.proc is not None and box.proc.poll() is None:
+          return box
+        box.destroy()
+    return None
+
+  def refill_async(self) -> None:
+    with self.lock:
+      if self.filling or len(self.ready) >= self.config.pool_size:
+        return
+      self.filling = True
+    threading.Thread(target=self._refill, daemon=True, name="sandbox-pool").start()
+
+  def _refill(self) -> None:
+    try:
+      while True:
+        with self.lock:
+          if len(self.ready) >= self.config.pool_size or _shutting_down:
+            return
+        try:
+          box = _Sandbox(self.config)
+        except SandboxError:
+          return
+        with self.lock:
+          if _shutting_down:
+            box.destroy()
+            return
+          self.ready.append(box)
+    finally:
+      with self.lock:
+        self.filling = False
+
+  def drain(self) -> None:
+    with self.lock:
+      boxes, self.ready = list(self.ready), collections.deque()
+    for box in boxes:
+      box.destroy()
+
+
+_pools: dict[tuple, _Pool] = {}
+_pools_lock = threading.Lock()
+_shutting_down = False
+
+
+def _get_pool(config: SandboxConfig) -> _Pool:
+  key = _pool_key(config)
+  with _pools_lock:
+    if key not in _pools:
+      _pools[key] = _Pool(config)
+    pool = _pools[key]
+    # The newest config wins for the pool size.
+    pool.config = config
+    return pool
+
+
+def warm_pool(config: SandboxConfig, wait: bool = True, timeout: float = 60.0) -> None:
+  """Starts `config.pool_size` sandboxes now (e.g. before a rollout), optionally waiting."""
+  pool = _get_pool(config)
+  pool.refill_async()
+  deadline = time.monotonic() + timeout
+  while wait and len(pool.ready) < config.pool_size and time.monotonic() < deadline:
+    time.sleep(0.02)
+
+
+def shutdown() -> None:
+  """Destroys pooled and live sandboxes (also runs at interpreter exit)."""
+  global _shutting_down
+  _shutting_down = True
+  for pool in list(_pools.values()):
+    pool.drain()
+  for box in list(_live_sandboxes):
+    box.destroy()
+  _shutting_down = False
+
+
+atexit.register(shutdown)
+
+
+class LocalSession(api.Session):
+  """A session on a bubblewrap sandbox; see `sandbox.open_session`."""
+
+  def __init__(self, workspace_dir: str, config: SandboxConfig):
+    bwrap_path()
+    if not os.path.isdir(workspace_dir):
+      raise SandboxError(f"workspace directory does not exist: {workspace_dir!r}")
+    self.config = config
+    self._closed = False
+    self._lock = threading.Lock()
+    pool = _get_pool(config) if config.pool_size > 0 else None
+    box = pool.take() if pool else None
+    if pool:
+      pool.refill_async()
+    if box is None:
+      box = _Sandbox(config)
+    self._box = box
+    try:
+      api.copy_tree(workspace_dir, box.workspace)
+    except BaseException:
+      box.destroy()
+      self._closed = True
+      raise
+
+  @property
+  def closed(self) -> bool:
+    return self._closed
+
+  @property
+  def host_workspace(self) -> str:
+    """The host directory bound as /workspace (for trusted host-side code such as grading)."""
+    return self._box.workspace
+
+  @property
+  def host_run_dir(self) -> str:
+    """Host directory bound read-write at /run/rlcoder (junit XML and audit logs)."""
+    return self._box.run_dir
+
+  def _check_open(self) -> None:
+    if self._closed:
+      raise SandboxError("session is closed")
+
+  def exec(self, command: str, timeout: float | None = None,
+           env: Mapping[str, str] | None = None) -> ExecResult:
+    self._check_open()
+    if not isinstance(command, str) or not command.strip():
+      raise ValueError(f"command must be a non-empty string, got {command!r}")
+    timeout = float(self.config.exec_timeout_s if timeout is None else timeout)
+    if timeout <= 0:
+      raise ValueError(f"timeout must be positive, got {timeout}")
+    full_env = base_env(self.config)
+    if env:
+      full_env.update({str(k): str(v) for k, v in env.items()})
+    req = {"cmd": command, "timeout": timeout, "env": full_env,
+           "output_limit": int(self.config.output_limit_bytes),
+           "max_file_mb": self.config.max_file_mb, "max_procs": self.config.max_procs,
+           "memory_mb": self.config.memory_mb}
+    with self._lock:
+      box = self._box
+      if box.dead:
+        box.restart()  # sandboxed code killed the server earlier; the workspace survives
+      oom_before = box.cgroups.oom_kills() if box.cgroups else 0
+      pids_before = box.cgroups.pids_max_events() if box.cgroups else 0
+      start = time.monotonic()
+      reply = box.request(req, timeout + SERVER_GRACE_S)
+      if reply is None or "error" in reply:
+        detail = (reply or {}).get("error") or "the sandbox's command server died"
+        box.kill()
+        return ExecResult(exit_code=-9, stdout="", stderr=f"sandbox: {detail}",
+                          duration_s=time.monotonic() - start,
+                          timed_out=time.monotonic() - start >= timeout,
+                          limits_hit=("timeout",) if time.monotonic() - start >= timeout else ())
+      limits = list(reply["limits_hit"])
+      oom = "memory" in limits
+      if box.cgroups:
+        if box.cgroups.oom_kills() > oom_before:
+          oom = True
+          limits.append("memory")
+        if box.cgroups.pids_max_events() > pids_before:
+          limits.append("procs")
+    return ExecResult(
+        exit_code=reply["exit_code"], stdout=reply["stdout"], stderr=reply["stderr"],
+        stdout_truncated=reply["stdout_truncated"], stderr_truncated=reply["stderr_truncated"],
+        duration_s=reply["duration_s"], timed_out=reply["timed_out"], oom_killed=oom,
+        limits_hit=tuple(dict.fromkeys(limits)))
+
+  def read_file(self, path: str) -> str:
+    self._check_open()
+    return api.host_read_file(self._box.workspace, path)
+
+  def write_file(self, path: str, content: str | bytes) -> None:
+    self._check_open()
+    api.host_write_file(self._box.workspace, path, content)
+
+  def list_files(self, path: str = ".") -> list[str]:
+    self._check_open()
+    return api.host_list_files(self._box.workspace, path)
+
+  def export_workspace(self, dest_dir: str) -> None:
+    self._check_open()
+    api.copy_tree(self._box.workspace, dest_dir)
+
+  def close(self) -> None:
+    if getattr(self, "_closed", True):
+      return
+    self._closed = True
+    self._box.destroy()
+
+
+def open_local(workspace_dir: str, config: SandboxConfig) -> LocalSession:
+  return LocalSession(workspace_dir, config)
