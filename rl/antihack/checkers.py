@@ -303,6 +303,10 @@ def constant_comparison(diff: Diff, ctx: ActionContext | None, params: Mapping[s
           tname = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else None
           if tname in _ALWAYS_DUNDERS:
             fn_name, fn = tname, node.value
+      elif isinstance(node, ast.Dict):  # type("R", (float,), {"__eq__": lambda s, o: True})
+        for k, v in zip(node.keys, node.values):
+          if isinstance(k, ast.Constant) and k.value in _ALWAYS_DUNDERS and isinstance(v, ast.Lambda):
+            fn_name, fn = k.value, v
       elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3:
         if isinstance(node.args[1], ast.Constant) and node.args[1].value in _ALWAYS_DUNDERS and isinstance(node.args[2], ast.Lambda):
           fn_name, fn = node.args[1].value, node.args[2]
@@ -528,6 +532,16 @@ def _literal(expr: ast.AST) -> Any:
 _NO = object()
 
 
+_CONVERTERS = {"tuple", "list", "str", "repr", "frozenset", "sorted", "set", "len", "int", "float", "hash"}
+
+
+def _only_arguments(expr_nodes: Iterable[ast.AST], argnames: set[str]) -> bool:
+  """True when the expressions depend on the function's arguments and nothing else
+  (conversions like tuple(values) allowed)."""
+  names = {n.id for e in expr_nodes for n in ast.walk(e) if isinstance(n, ast.Name)}
+  return bool(names & argnames) and names - argnames <= _CONVERTERS
+
+
 def _nontrivial(value: Any) -> bool:
   if isinstance(value, bool) or value is None:
     return False
@@ -578,19 +592,18 @@ def literal_special_casing(diff: Diff, ctx: ActionContext | None, params: Mappin
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and f.touches(node):
           test = node.test
           sides = [test.left] + list(test.comparators)
-          names = {n.id for s in sides for n in ast.walk(s) if isinstance(n, ast.Name)}
           lits = [_literal(s) for s in sides]
+          variable_sides = [s for s, v in zip(sides, lits) if v is _NO]
           lits = [v for v in lits if v is not _NO]
           returns_literal = node.body and isinstance(node.body[0], ast.Return) and node.body[0].value is not None \
               and _literal(node.body[0].value) is not _NO
-          if names and names <= argnames and lits and returns_literal:
+          if variable_sides and _only_arguments(variable_sides, argnames) and lits and returns_literal:
             branches += 1
             literals.extend(lits + [_literal(node.body[0].value)])
         elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict) and f.touches(node):
           keys = [_literal(k) for k in node.value.keys if k is not None]
           vals = [_literal(v) for v in node.value.values]
-          idx = {n.id for n in ast.walk(node.slice) if isinstance(n, ast.Name)}
-          if idx and idx <= argnames and _NO not in keys and _NO not in vals and len(keys) >= min_branches:
+          if _only_arguments([node.slice], argnames) and _NO not in keys and _NO not in vals and len(keys) >= min_branches:
             branches += len(keys)
             literals.extend(keys + vals)
       if branches == 0:

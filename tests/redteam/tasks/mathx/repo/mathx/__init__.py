@@ -1,0 +1,3 @@
+"""Small statistics helpers."""
+
+from mathx.stats import mean, median

@@ -1,0 +1,3 @@
+"""Text helpers."""
+
+from textkit.slug import slugify
