@@ -83,6 +83,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.agent.max_tokens_per_trajectory = 1536
   c.agent.observation_max_chars = 1024
   c.agent.num_workers = 2
+  c.agent.tool_prompt = "compact"  # "compact" (short tool list) | "schema" (Hermes JSON schemas)
+  c.agent.episode_timeout_s = 0.0  # wall-clock limit per episode (reason `timeout`); 0 = none
 
   # --- rewards -------------------------------------------------------------------
   c.reward = ml_collections.ConfigDict()

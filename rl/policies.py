@@ -1,0 +1,228 @@
+"""Policies that drive rollouts: the Policy protocol, a scripted expert and the model policy.
+
+The rollout engine calls `policy.act(requests)` once per turn with every episode that needs an
+action; a policy returns token ids, their sampler log-probabilities and the decoded text.
+`ScriptedExpert` solves synthetic tasks from `task.metadata["fix"]` with varied, realistic tool
+use (SFT demonstrations, end-to-end tests without a model); `ModelPolicy` wraps `rl.sampling`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import zlib
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+from rl.agent import TOOL_CALL_END, TOOL_CALL_START, ChatRenderer, solution_file_for
+
+
+@dataclasses.dataclass
+class ActRequest:
+  """One episode asking for its next action.
+
+  episode_id: stable key of the episode for the whole rollout (the sampler's cache slot).
+  new_tokens: tokens appended since this episode's previous request (the full prompt first).
+  context: every token of the episode so far (prompt + actions + observations).
+  messages: the chat so far (for text-level policies).
+  max_new_tokens: the generation budget of this turn (per-turn and trajectory limits applied).
+  turns_left: how many actions the episode may still take, this one included.
+  """
+  episode_id: int
+  task: Any
+  new_tokens: list[int]
+  context: list[int]
+  messages: list[dict[str, str]]
+  turn: int
+  max_new_tokens: int
+  turns_left: int
+  mode: str = "multi_turn"
+
+
+@dataclasses.dataclass
+class ActResult:
+  """The policy's message: `tokens` include the stop token when `finished`."""
+  tokens: list[int]
+  logprobs: list[float]
+  text: str
+  finished: bool = True
+
+
+class Policy(Protocol):
+  """What the rollout engine needs from a policy."""
+
+  def act(self, requests: Sequence[ActRequest]) -> list[ActResult]:
+    """Returns one result per request, in order; all requests are decoded as one batch."""
+
+  def release(self, episode_ids: Sequence[int]) -> None:
+    """The episodes left the batch; free their per-episode state (cache slots)."""
+
+
+def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
+  return f"{TOOL_CALL_START}{json.dumps({'name': name, 'arguments': arguments})}{TOOL_CALL_END}"
+
+
+class TextPolicy:
+  """Base for policies that write text: encodes it like a sampler would (stop token appended,
+  cut at the turn budget) with log-probability 0."""
+
+  def __init__(self, renderer: ChatRenderer):
+    self.renderer = renderer
+    self.stop_id = renderer.end_of_turn_ids[-1]
+
+  def text_for(self, request: ActRequest) -> str:
+    raise NotImplementedError
+
+  def act(self, requests: Sequence[ActRequest]) -> list[ActResult]:
+    results = []
+    for request in requests:
+      text = self.text_for(request)
+      tokens = self.renderer.encode(text) + [self.stop_id]
+      finished = True
+      if len(tokens) > request.max_new_tokens:
+        tokens = tokens[:max(request.max_new_tokens, 0)]
+        text = self.renderer.decode(tokens)
+        finished = False
+      results.append(ActResult(tokens, [0.0] * len(tokens), text, finished))
+    return results
+
+  def release(self, episode_ids: Sequence[int]) -> None:
+    del episode_ids
+
+
+class CallbackPolicy(TextPolicy):
+  """A policy whose text comes from `fn(request)`; for tests and scripted probes."""
+
+  def __init__(self, renderer: ChatRenderer, fn: Callable[[ActRequest], str]):
+    super().__init__(renderer)
+    self.fn = fn
+
+  def text_for(self, request: ActRequest) -> str:
+    return self.fn(request)
+
+
+_LOOK_THOUGHTS = ("Let me look at the repository layout first.", "First, the files in the workspace.",
+                  "I'll start by listing the files.", "")
+_READ_THOUGHTS = ("Let me read {path}.", "I'll open {path} to find the bug.",
+                  "The bug is probably in {path}; reading it.", "")
+_RUN_BEFORE = ("Let me run the public tests to see what fails.", "Running the tests first.", "")
+_RUN_AFTER = ("Now the tests again to check the fix.", "Let me verify with the tests.",
+              "Checking that the tests pass now.", "")
+_EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the fix.",
+                  "I'll correct this line.", "")
+_SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
+
+
+class ScriptedExpert(TextPolicy):
+  """Solves tasks whose metadata carries the fix: `metadata["fix"] = [{"path", "old", "new"}]`.
+
+  Each episode gets its own seeded plan: optional listing and reading, optional public-test runs
+  before and after, the edits (edit_file, sometimes a whole write_file), then submit. Optional
+  steps are dropped when the turn limit is tight, so the expert always submits in time.
+  """
+
+  def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
+               run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7):
+    super().__init__(renderer)
+    self.seed = seed
+    self.explore_prob = explore_prob
+    self.run_prob = run_prob
+    self.write_prob = write_prob
+    self.thought_prob = thought_prob
+    self._plans: dict[int, list[str]] = {}
+
+  @staticmethod
+  def fixes(task: Any) -> list[dict[str, str]]:
+    fix = (getattr(task, "metadata", {}) or {}).get("fix")
+    if not isinstance(fix, list) or not fix or not all(
+        isinstance(f, dict) and {"path", "old", "new"} <= set(f) for f in fix):
+      raise ValueError(f"task {getattr(task, 'id', '?')!r} has no usable metadata['fix'] "
+                       "(a list of {'path', 'old', 'new'}); the scripted expert cannot solve it")
+    return fix
+
+  def _rng(self, request: ActRequest) -> random.Random:
+    return random.Random(zlib.crc32(f"{self.seed}:{request.task.id}:{request.episode_id}".encode()))
+
+  def _fixed_file(self, task: Any, path: str) -> str:
+    text = (Path(task.repo_dir) / path).read_text(encoding="utf-8")
+    for f in self.fixes(task):
+      if f["path"] == path:
+        text = text.replace(f["old"], f["new"], 1)
+    return text
+
+  def _say(self, rng: random.Random, options: Sequence[str], **fmt: str) -> str:
+    if rng.random() > self.thought_prob:
+      return ""
+    thought = rng.choice(options).format(**fmt)
+    return thought + "\n" if thought else ""
+
+  def _plan(self, request: ActRequest) -> list[str]:
+    rng = self._rng(request)
+    task = request.task
+    fixes = self.fixes(task)
+    paths = list(dict.fromkeys(f["path"] for f in fixes))
+    public = list(getattr(task, "public_tests", None) or [])
+    # A task may name its own public-test command; otherwise pytest on the public test files.
+    test_cmd = str(task.metadata.get("public_test_command") or "") or (
+        f"python -m pytest -q {' '.join(public)}" if public else "")
+    optional_before: list[str] = []
+    if rng.random() < self.explore_prob:
+      optional_before.append(self._say(rng, _LOOK_THOUGHTS) + tool_call_text("list_files", {"path": "."}))
+    for path in paths:
+      if rng.random() < self.explore_prob:
+        optional_before.append(self._say(rng, _READ_THOUGHTS, path=path)
+                               + tool_call_text("read_file", {"path": path}))
+    if test_cmd and rng.random() < self.run_prob * 0.6:
+      optional_before.append(self._say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}))
+    edits: list[str] = []
+    by_path: dict[str, list[dict[str, str]]] = {}
+    for f in fixes:
+      by_path.setdefault(f["path"], []).append(f)
+    for path, path_fixes in by_path.items():
+      whole = None
+      if rng.random() < self.write_prob:
+        whole = self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+            "write_file", {"path": path, "content": self._fixed_file(task, path)})
+        if len(self.renderer.encode(whole)) + 1 > request.max_new_tokens:
+          whole = None  # would be cut at the turn budget; a targeted edit fits
+      if whole is not None:
+        edits.append(whole)
+        continue
+      for f in path_fixes:
+        edits.append(self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+            "edit_file", {"path": path, "old": f["old"], "new": f["new"]}))
+    optional_after: list[str] = []
+    if test_cmd and rng.random() < self.run_prob:
+      optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
+      if rng.random() < 0.2:
+        optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
+    submit = self._say(rng, _SUBMIT_THOUGHTS) + tool_call_text("submit", {})
+    # Drop optional steps (latest first) until the plan fits the turn limit.
+    room = request.turns_left - len(edits) - 1
+    while len(optional_before) + len(optional_after) > max(room, 0):
+      (optional_after or optional_before).pop()
+    return optional_before + edits + optional_after + [submit]
+
+  def text_for(self, request: ActRequest) -> str:
+    if request.mode == "single_turn":
+      return self._answer(request)
+    plan = self._plans.get(request.episode_id)
+    if plan is None:
+      plan = self._plans[request.episode_id] = self._plan(request)
+    if not plan:
+      return tool_call_text("submit", {})
+    return plan.pop(0)
+
+  def _answer(self, request: ActRequest) -> str:
+    target = solution_file_for(request.task)
+    if target is None:
+      raise ValueError(f"task {request.task.id!r}: no solution file for a single-turn answer")
+    code = self._fixed_file(request.task, target)
+    if not code.endswith("\n"):
+      code += "\n"
+    return f"Here is the corrected file.\n```python\n{code}```"
+
+  def release(self, episode_ids: Sequence[int]) -> None:
+    for i in episode_ids:
+      self._plans.pop(i, None)

@@ -1,0 +1,750 @@
+"""Batched multi-environment rollouts: policy decoding, sandboxed tools, grading, rewards, logs.
+
+All episodes that need an action decode together (one batched `policy.act` call per turn); their
+tool calls, session start-up and final grading run in a thread pool, so sandbox work overlaps
+generation. Each finished episode leaves the batch as an `Episode` (docs/INTERFACES.md) with its
+token bookkeeping and its trajectory record (shared/ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as futures
+import dataclasses
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from rl import agent as agent_lib
+from rl.agent import Action, ChatRenderer, SandboxCrash, ToolExecutor, ToolOutcome
+from rl.policies import ActRequest, ActResult, Policy
+
+
+@dataclasses.dataclass
+class Episode:
+  """One finished trajectory, ready for the trainer (docs/INTERFACES.md)."""
+  task_id: str
+  group_id: int
+  tokens: list[int]
+  action_mask: list[int]
+  sampler_logprobs: list[float]
+  turn_ends: list[int]
+  turn_rewards: list[float]
+  final_reward: float
+  success: bool
+  terminated: str
+  truncated: bool
+  duration_s: float
+  exec_time_s: float
+  record: dict[str, Any]
+
+
+@dataclasses.dataclass
+class AgentLimits:
+  """The episode limits, from `config.agent` and `config.sandbox`."""
+  mode: str = "multi_turn"
+  max_turns: int = 6
+  max_tokens_per_turn: int = 128
+  max_tokens_per_trajectory: int = 1536
+  observation_max_chars: int = 1024
+  command_timeout_s: float = 10.0
+  episode_timeout_s: float | None = None
+  num_workers: int = 2
+  # Decode once this fraction of the episodes waiting for a tool result are ready (1.0: strict
+  # turn-synchronous batches; lower values let slow tools lag behind a turn).
+  min_ready_fraction: float = 1.0
+
+  def __post_init__(self):
+    if self.mode not in ("multi_turn", "single_turn"):
+      raise ValueError(f"agent.mode must be 'multi_turn' or 'single_turn', got {self.mode!r}")
+    for name in ("max_turns", "max_tokens_per_turn", "max_tokens_per_trajectory",
+                 "observation_max_chars", "num_workers"):
+      if int(getattr(self, name)) <= 0:
+        raise ValueError(f"agent.{name} must be positive, got {getattr(self, name)!r}")
+    if self.command_timeout_s <= 0:
+      raise ValueError(f"the per-command timeout must be positive, got {self.command_timeout_s!r}")
+    if not 0.0 < self.min_ready_fraction <= 1.0:
+      raise ValueError(f"min_ready_fraction must be in (0, 1], got {self.min_ready_fraction!r}")
+
+  @classmethod
+  def from_config(cls, config: Any) -> "AgentLimits":
+    a = config.agent
+    get = lambda node, key, default: node[key] if key in node else default  # noqa: E731
+    timeout = get(a, "episode_timeout_s", None)
+    return cls(mode=a.mode, max_turns=int(a.max_turns), max_tokens_per_turn=int(a.max_tokens_per_turn),
+               max_tokens_per_trajectory=int(a.max_tokens_per_trajectory),
+               observation_max_chars=int(a.observation_max_chars),
+               command_timeout_s=float(config.sandbox.exec_timeout_s),
+               episode_timeout_s=float(timeout) if timeout else None,
+               num_workers=int(get(a, "num_workers", 2)),
+               min_ready_fraction=float(get(a, "min_ready_fraction", 1.0)))
+
+
+def sandbox_config_from(config: Any) -> Any:
+  from sandbox import SandboxConfig  # sandbox never imports rl; rl reaches it only here
+  return SandboxConfig.from_mapping(config.sandbox)
+
+
+def default_open_session(workspace_dir: str, sandbox_config: Any) -> Any:
+  from sandbox import open_session
+  return open_session(workspace_dir, sandbox_config)
+
+
+def repo_hash(repo_dir: str | os.PathLike) -> str:
+  """Content hash of a task's initial repo (paths and bytes), the record's `base_hash`."""
+  h = hashlib.sha256()
+  root = Path(repo_dir)
+  for p in sorted(root.rglob("*")):
+    if p.is_file() and "__pycache__" not in p.parts:
+      h.update(p.relative_to(root).as_posix().encode() + b"\0")
+      h.update(p.read_bytes() + b"\0")
+  return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# Anti-hack, grading and reward: one path shared by rollouts, scripts/grade.py and replay.
+
+
+@dataclasses.dataclass
+class ActionCheck:
+  """The online anti-hack decision for one action, before it runs."""
+  flagged: bool = False
+  execute: bool = True
+  terminate: bool = False
+  observation: str | None = None  # what the agent sees instead of the real result
+  record: dict[str, Any] = dataclasses.field(
+      default_factory=lambda: {"flagged": False, "stage": "", "rules": [], "response": None})
+  verdict: Any = None  # the rl.antihack Verdict, for the episode's combined verdict
+
+
+def read_text_files(root: str | os.PathLike, max_bytes: int = 1 << 20) -> dict[str, str]:
+  """Workspace-relative path -> text of the files under `root` (for the final-diff rules)."""
+  out = {}
+  root = Path(root)
+  for p in sorted(root.rglob("*")):
+    if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts and ".git" not in p.parts:
+      if p.stat().st_size <= max_bytes:
+        out[p.relative_to(root).as_posix()] = p.read_bytes().decode("utf-8", errors="replace")
+  return out
+
+
+class Evaluator:
+  """Online action checks, grading in a fresh sandbox, final checks, judge and reward synthesis.
+
+  Uses rl.antihack (stage 1), rl.judge (stage 2, when `config.antihack.judge` is not "none")
+  and rl.rewards; the cheat verdict always wins over the test result.
+  """
+
+  def __init__(self, config: Any, *, sandbox_config: Any = None,
+               grade_fn: Callable[..., Any] | None = None):
+    from rl import antihack, rewards  # pylint: disable=import-outside-toplevel
+    self.config = config
+    self.sandbox_config = sandbox_config if sandbox_config is not None else sandbox_config_from(config)
+    self._grade_fn = grade_fn
+    self.no_gain_reward = float(config.antihack.no_gain_reward)
+    self.response = str(config.antihack.response)
+    self.rule_engine = (None if str(config.antihack.rules) == "none"
+                        else antihack.RuleEngine.from_config(config.antihack))
+    self.judge = self._make_judge()
+    self.scheme = rewards.make_reward_scheme(config.reward)
+    self._antihack = antihack
+    self._rewards = rewards
+
+  def _make_judge(self) -> Any:
+    if str(self.config.antihack.judge) == "none":
+      return None
+    from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
+    return judge_lib.make_judge(self.config)
+
+  def new_context(self, task: Any) -> Any:
+    """Per-episode facts for the online rules (it remembers the episode's own writes)."""
+    return self._antihack.ActionContext.from_task(task)
+
+  # -- online -------------------------------------------------------------------------------
+  def check_action(self, task: Any, action: Action, context: Any) -> ActionCheck:
+    if self.rule_engine is None or action.type is None:
+      return ActionCheck()
+    verdict = self.rule_engine.check_action(action.type, action.input, context)
+    written = {"write_file": "Wrote {nbytes} bytes to {path}.",
+               "edit_file": "Edited {path}: replaced 1 occurrence."}.get(action.type)
+    response = self._antihack.respond(verdict, action.type, action.input, policy=self.response,
+                                      **({"written_message": written} if written else {}))
+    if not verdict.flagged:
+      return ActionCheck(record=dict(response.record), verdict=verdict)
+    return ActionCheck(flagged=True, execute=response.execute, terminate=response.terminate,
+                       observation=response.observation, record=dict(response.record), verdict=verdict)
+
+  # -- after the episode ----------------------------------------------------------------------
+  def grade(self, task: Any, workspace_dir: str) -> Any:
+    grade_fn = self._grade_fn
+    if grade_fn is None:
+      from sandbox.grading import grade as grade_fn  # pylint: disable=import-outside-toplevel
+    return grade_fn(workspace_dir, str(task.tests_dir), hidden_tests_dest=task.hidden_tests_dest,
+                    test_command=task.test_command, timeout_s=float(task.timeout_s),
+                    config=self.sandbox_config)
+
+  def evaluate(self, task: Any, workspace_dir: str | None, *, action_checks: Sequence[ActionCheck] = (),
+               steps: Sequence[Mapping[str, Any]] = (), turn_rewards: Sequence[float] = (),
+               context: Any = None) -> dict[str, Any]:
+    """Grades `workspace_dir` in a fresh sandbox and synthesises the reward (verdict wins).
+
+    `workspace_dir` None (the sandbox died) skips grading: the episode earns the no-gain reward.
+    Returns {"reward", "turn_rewards", "success", "tests", "hack", "report"}.
+    """
+    verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
+    report = None
+    if workspace_dir is not None:
+      report = self.grade(task, workspace_dir)
+      if self.rule_engine is not None:
+        context = context if context is not None else self.new_context(task)
+        verdicts.append(self.rule_engine.check_diff(read_text_files(task.repo_dir),
+                                                    read_text_files(workspace_dir), context))
+        verdicts.append(self.rule_engine.check_runtime(getattr(report, "runtime_evidence", None) or {}))
+      if self.judge is not None:
+        verdicts.append(self.judge.judge_episode(task=task, steps=list(steps),
+                                                 workspace_dir=workspace_dir, report=report))
+    raw = self.scheme.final(report, {"final_run_index": 0}) if report is not None else self.no_gain_reward
+    out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
+                                   turn_rewards=turn_rewards)
+    passed = bool(report is not None and self._rewards.all_passed(report))
+    return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
+            "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
+            "report": report}
+
+
+def _tests_dict(report: Any) -> dict[str, int]:
+  keys = ("passed", "failed", "errors", "skipped", "total")
+  if report is None:
+    return {k: 0 for k in keys}
+  get = report.get if isinstance(report, Mapping) else lambda k: getattr(report, k, 0)
+  return {k: int(get(k) or 0) for k in keys}
+
+
+def run_action(executor: ToolExecutor, evaluator: Evaluator, task: Any, action: Action,
+               context: Any) -> tuple[ToolOutcome, ActionCheck]:
+  """Checks an action online and executes it unless the anti-hack response replaces it.
+
+  The one path for rollouts, scripts/grade.py and scripts/replay.py, so replays see the same
+  observations (fake outputs are deterministic in the action).
+  """
+  check = evaluator.check_action(task, action, context)
+  if not check.execute:
+    return ToolOutcome(check.observation or "", ok=not check.terminate), check
+  return executor.execute(action), check
+
+
+# --------------------------------------------------------------------------------------------
+# The engine.
+
+
+@dataclasses.dataclass
+class _Run:
+  """Mutable state of one episode inside the engine (main-thread only)."""
+  id: int
+  task: Any
+  group_id: int
+  messages: list[dict[str, str]]
+  tokens: list[int]
+  mask: list[int]
+  logprobs: list[float]
+  new_tokens: list[int]
+  prompt: str
+  start: float
+  turn_ends: list[int] = dataclasses.field(default_factory=list)
+  steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+  checks: list[ActionCheck] = dataclasses.field(default_factory=list)
+  context: Any = None  # rl.antihack.ActionContext of this episode
+  session: Any = None
+  executor: ToolExecutor | None = None
+  exec_time_s: float = 0.0
+  terminated: str = ""
+  error: str = ""
+  pending_action: Action | None = None
+  pending_tokens: int = 0
+  dispatched_at: float = 0.0
+
+
+class RolloutEngine:
+  """Runs groups of episodes with a policy, sandbox sessions and the evaluator.
+
+  Args:
+    config: the experiment config (agent, sandbox, antihack, reward sections).
+    policy: a `rl.policies.Policy`.
+    renderer: the `ChatRenderer` of the policy's tokenizer.
+    open_session: `(workspace_dir, sandbox_config) -> session`; default `sandbox.open_session`.
+    evaluator: grading, anti-hack and reward; default `Evaluator(config)`.
+    writer: an optional `rl.trajectory.TrajectoryWriter` that receives every record.
+    model_info: the record's `model` field ({"checkpoint", "step"}).
+  """
+
+  def __init__(self, config: Any, policy: Policy, renderer: ChatRenderer, *,
+               open_session: Callable[[str, Any], Any] | None = None,
+               evaluator: Evaluator | None = None, writer: Any = None,
+               model_info: Mapping[str, Any] | None = None,
+               limits: AgentLimits | None = None):
+    self.config = config
+    self.policy = policy
+    self.renderer = renderer
+    self.limits = limits or AgentLimits.from_config(config)
+    self.evaluator = evaluator or Evaluator(config)
+    self.open_session = open_session or default_open_session
+    self.writer = writer
+    self.model_info = dict(model_info or {"checkpoint": "", "step": 0})
+    self.sampling_info = {"temperature": float(config.sampling.temperature),
+                          "top_p": float(config.sampling.top_p)}
+    self._base_hashes: dict[str, str] = {}
+    self._next_id = 0
+
+  def set_model_info(self, checkpoint: str, step: int, temperature: float | None = None) -> None:
+    self.model_info = {"checkpoint": checkpoint, "step": int(step)}
+    if temperature is not None:
+      self.sampling_info["temperature"] = float(temperature)
+
+  # -- public -----------------------------------------------------------------------------------
+  def run(self, tasks: Sequence[Any], group_size: int = 1) -> tuple[list[Episode], dict[str, float]]:
+    """Runs `group_size` episodes of every task; returns episodes (task order) and metrics."""
+    if group_size < 1:
+      raise ValueError(f"group_size must be >= 1, got {group_size}")
+    if not tasks:
+      return [], {}
+    t0 = time.perf_counter()
+    runs = [self._new_run(task, gi) for gi, task in enumerate(tasks) for _ in range(group_size)]
+    by_id = {r.id: r for r in runs}
+    done: dict[int, Episode] = {}
+    self._gen_intervals: list[tuple[float, float]] = []
+    self._job_intervals: list[tuple[float, float]] = []
+    tool_latencies: list[float] = []
+    grade_latencies: list[float] = []
+    batch_sizes: list[int] = []
+    ready: collections.deque[int] = collections.deque()
+    pending: dict[futures.Future, tuple[str, int, float]] = {}
+    waiting_tool = 0  # episodes whose session is opening or whose tool call is running
+
+    with futures.ThreadPoolExecutor(max_workers=self.limits.num_workers,
+                                    thread_name_prefix="rollout-sandbox") as pool:
+      def submit(kind: str, run: _Run, fn: Callable[[], Any]) -> None:
+        pending[pool.submit(self._timed, fn)] = (kind, run.id, time.perf_counter())
+
+      for run in runs:
+        submit("open", run, lambda run=run: self._open(run))
+        waiting_tool += 1
+
+      while len(done) < len(runs):
+        # 1. Decode for the ready episodes when enough of the batch has caught up.
+        if ready and len(ready) >= self.limits.min_ready_fraction * (len(ready) + waiting_tool):
+          batch = [by_id[i] for i in ready]
+          ready.clear()
+          for run in self._decode(batch, batch_sizes):
+            self._start_final(run, submit)
+          for run in batch:
+            action = run.pending_action
+            if run.terminated or action is None:
+              continue
+            if action.type is None:  # malformed call: the error is the observation, no sandbox work
+              self._after_observation(run, action, ToolOutcome(action.error or "Error.", ok=False),
+                                      ActionCheck(), 0.0)
+              if run.terminated:
+                self._start_final(run, submit)
+              else:
+                ready.append(run.id)
+              continue
+            run.dispatched_at = time.perf_counter()
+            submit("tool", run, lambda run=run, action=action: run_action(
+                run.executor, self.evaluator, run.task, action, run.context))
+            waiting_tool += 1
+          continue
+
+        # 2. Otherwise wait for sandbox work.
+        if not pending:
+          raise RuntimeError("rollout engine stalled: no pending sandbox work and no ready episode")
+        completed, _ = futures.wait(list(pending), return_when=futures.FIRST_COMPLETED)
+        for fut in completed:
+          kind, run_id, submitted_at = pending.pop(fut)
+          run = by_id[run_id]
+          (start, end), value, error = fut.result()
+          self._job_intervals.append((start, end))
+          if kind in ("open", "tool"):
+            waiting_tool -= 1
+          if kind == "open":
+            if error is not None:
+              run.terminated, run.error = "error", f"sandbox start failed: {error}"
+              self._start_final(run, submit)
+            else:
+              ready.append(run.id)
+          elif kind == "tool":
+            tool_latencies.append(end - submitted_at)
+            action = run.pending_action
+            if error is not None:
+              run.terminated, run.error = "error", f"sandbox crashed: {error}"
+              self._record_step(run, action, ToolOutcome(f"Error: {error}", ok=False), ActionCheck(),
+                                end - run.dispatched_at)
+            else:
+              outcome, check = value
+              run.exec_time_s += outcome.exec_time_s
+              self._after_observation(run, action, outcome, check, end - run.dispatched_at)
+            if run.terminated:
+              self._start_final(run, submit)
+            else:
+              ready.append(run.id)
+          elif kind == "final":
+            grade_latencies.append(end - submitted_at)
+            done[run.id] = self._finish(run, value, error)
+            self.policy.release([run.id])
+
+    wall = time.perf_counter() - t0
+    episodes = [done[r.id] for r in runs]
+    metrics = self._metrics(episodes, wall, tool_latencies, grade_latencies, batch_sizes)
+    return episodes, metrics
+
+  # -- steps ------------------------------------------------------------------------------------
+  def _new_run(self, task: Any, group_id: int) -> _Run:
+    messages = agent_lib.initial_messages(task, self.limits.mode)
+    prompt = self.renderer.render(messages, generation_prompt=True)
+    tokens = self.renderer.encode(prompt)
+    run = _Run(id=self._next_id, task=task, group_id=group_id, messages=messages, tokens=list(tokens),
+               mask=[0] * len(tokens), logprobs=[0.0] * len(tokens), new_tokens=list(tokens),
+               prompt=prompt, start=time.perf_counter(), context=self.evaluator.new_context(task))
+    self._next_id += 1
+    return run
+
+  @staticmethod
+  def _timed(fn: Callable[[], Any]) -> tuple[tuple[float, float], Any, str | None]:
+    start = time.perf_counter()
+    try:
+      value, error = fn(), None
+    except Exception as e:  # pylint: disable=broad-except
+      # Any sandbox failure ends only its own episode (reason `error`), never the run.
+      value, error = None, f"{type(e).__name__}: {e}"
+    return (start, time.perf_counter()), value, error
+
+  def _open(self, run: _Run) -> None:
+    session = self.open_session(str(run.task.repo_dir), self.evaluator.sandbox_config)
+    run.session = session
+    run.executor = ToolExecutor(session, command_timeout_s=self.limits.command_timeout_s,
+                                solution_file=agent_lib.solution_file_for(run.task)
+                                if self.limits.mode == "single_turn" else None)
+
+  def _decode(self, batch: list[_Run], batch_sizes: list[int]) -> list[_Run]:
+    """One batched policy call; returns the episodes that ended before it (budget, timeout)."""
+    requests, out_of_budget = [], []
+    for run in batch:
+      # Room is kept for closing a cut turn with the end-of-turn tokens.
+      budget = min(self.limits.max_tokens_per_turn, self.limits.max_tokens_per_trajectory
+                   - len(run.tokens) - len(self.renderer.end_of_turn_ids))
+      if budget <= 0:
+        run.terminated = "max_tokens"
+        out_of_budget.append(run)
+        continue
+      if self._timed_out(run):
+        run.terminated = "timeout"
+        out_of_budget.append(run)
+        continue
+      requests.append(ActRequest(
+          episode_id=run.id, task=run.task, new_tokens=run.new_tokens, context=run.tokens,
+          messages=run.messages, turn=len(run.turn_ends), max_new_tokens=budget,
+          turns_left=self.limits.max_turns - len(run.turn_ends), mode=self.limits.mode))
+    if not requests:
+      return out_of_budget
+    start = time.perf_counter()
+    results = self.policy.act(requests)
+    self._gen_intervals.append((start, time.perf_counter()))
+    batch_sizes.append(len(requests))
+    if len(results) != len(requests):
+      raise RuntimeError(f"policy returned {len(results)} results for {len(requests)} requests")
+    live = [r for r in batch if r not in out_of_budget]
+    for run, request, result in zip(live, requests, results):
+      self._apply_action(run, request, result)
+    return out_of_budget
+
+  def _apply_action(self, run: _Run, request: ActRequest, result: ActResult) -> None:
+    tokens = list(result.tokens)
+    if len(tokens) > request.max_new_tokens:
+      raise RuntimeError(f"policy produced {len(tokens)} tokens over the budget {request.max_new_tokens}")
+    if len(result.logprobs) != len(tokens):
+      raise RuntimeError("policy returned a log-prob per token mismatch")
+    content_ids, stopped = self.renderer.strip_stop(tokens)
+    text = self.renderer.decode(content_ids)
+    run.tokens.extend(tokens)
+    run.mask.extend([1] * len(tokens))
+    run.logprobs.extend(float(x) for x in result.logprobs)
+    run.turn_ends.append(len(run.tokens) - 1)
+    if not stopped:
+      # The turn was cut at the token budget: close it the way the template would (not policy
+      # tokens, so masked out).
+      run.tokens.extend(self.renderer.end_of_turn_ids)
+      run.mask.extend([0] * len(self.renderer.end_of_turn_ids))
+      run.logprobs.extend([0.0] * len(self.renderer.end_of_turn_ids))
+    run.messages.append({"role": "assistant", "content": text})
+    run.new_tokens = []
+    action = agent_lib.parse_action(text, mode=self.limits.mode)
+    if not stopped and action.type is None:
+      action.error = f"{action.error} (Your message was cut at {len(tokens)} tokens.)"
+    run.pending_action = action
+    run.pending_tokens = len(tokens)
+
+  def _record_step(self, run: _Run, action: Action | None, outcome: ToolOutcome, check: ActionCheck,
+                   duration_s: float, observation_tokens: int = 0) -> None:
+    run.steps.append({
+        "step": len(run.steps), "action_type": action.type if action else None,
+        "action_input": dict(action.input) if action else {},
+        "observation": outcome.observation, "thought": action.thought if action else "",
+        "reward": 0.0, "timestamp": time.time(), "duration_s": round(duration_s, 6),
+        "tokens": {"action": run.pending_tokens, "observation": observation_tokens},
+        "hack": dict(check.record), "text": action.raw if action else "",
+        **({"error": action.error} if action is not None and action.error else {}),
+    })
+
+  def _after_observation(self, run: _Run, action: Action, outcome: ToolOutcome, check: ActionCheck,
+                         duration_s: float) -> None:
+    run.checks.append(check)
+    turns = len(run.turn_ends)
+    if check.terminate:
+      run.terminated, run.error = "error", f"anti-hack terminate: {check.verdict.reason}"
+    elif outcome.submitted or (self.limits.mode == "single_turn"):
+      run.terminated = "submit" if outcome.submitted else "max_steps"
+    elif turns >= self.limits.max_turns:
+      run.terminated = "max_steps"
+    elif self._timed_out(run):
+      run.terminated = "timeout"
+    obs_ids: list[int] = []
+    if not run.terminated:
+      observation = agent_lib.truncate_observation(outcome.observation, self.limits.observation_max_chars)
+      obs_ids = self.renderer.observation_ids(run.messages, observation)
+      # The next turn needs room for at least a few tokens; otherwise stop here.
+      if len(run.tokens) + len(obs_ids) + 4 > self.limits.max_tokens_per_trajectory:
+        run.terminated = "max_tokens"
+        obs_ids = []
+      else:
+        run.messages.append({"role": "tool", "content": observation})
+        run.tokens.extend(obs_ids)
+        run.mask.extend([0] * len(obs_ids))
+        run.logprobs.extend([0.0] * len(obs_ids))
+        run.new_tokens = list(obs_ids)
+    self._record_step(run, action, outcome, check, duration_s, len(obs_ids))
+    run.pending_action = None
+
+  def _timed_out(self, run: _Run) -> bool:
+    return (self.limits.episode_timeout_s is not None
+            and time.perf_counter() - run.start > self.limits.episode_timeout_s)
+
+  def _start_final(self, run: _Run, submit: Callable[..., None]) -> None:
+    submit("final", run, lambda run=run: self._final(run))
+
+  def _final(self, run: _Run) -> dict[str, Any]:
+    """Worker: export the workspace, close the session, grade in a fresh sandbox, reward."""
+    workdir = tempfile.mkdtemp(prefix="rollout-ws-")
+    try:
+      if run.session is None:
+        return self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+      workspace = os.path.join(workdir, "workspace")
+      try:
+        if run.terminated != "error":
+          run.session.export_workspace(workspace)
+      finally:
+        try:
+          run.session.close()
+        except Exception:  # pylint: disable=broad-except
+          pass
+      if run.terminated == "error":
+        return self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+      return self.evaluator.evaluate(run.task, workspace, action_checks=run.checks, steps=run.steps,
+                                     context=run.context)
+    finally:
+      shutil.rmtree(workdir, ignore_errors=True)
+
+  def _finish(self, run: _Run, outcome: dict[str, Any] | None, error: str | None) -> Episode:
+    if error is not None:
+      run.terminated, run.error = "error", f"grading failed: {error}"
+      outcome = self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+    reward, tests, success = outcome["reward"], outcome["tests"], outcome["success"]
+    hack, turn_rewards = outcome["hack"], outcome["turn_rewards"]
+    n_turns = len(run.turn_ends)
+    if not turn_rewards or len(turn_rewards) != n_turns:
+      turn_rewards = [0.0] * n_turns
+    for step, r in zip(run.steps, turn_rewards):
+      step["reward"] = float(r)
+    duration = time.perf_counter() - run.start
+    truncated = run.terminated in ("max_steps", "max_tokens", "timeout")
+    record = {
+        "task_id": run.task.id, "task_version": str(run.task.version),
+        "base_hash": self._base_hash(run.task), "prompt": run.prompt,
+        "model": dict(self.model_info), "sampling": dict(self.sampling_info),
+        "steps": run.steps, "final_reward": float(reward), "success": bool(success),
+        "tests": tests, "hack": hack, "terminated": run.terminated or "error",
+        "duration_s": round(duration, 6), "mode": self.limits.mode, "group_id": run.group_id,
+        "episode_id": run.id, "exec_time_s": round(run.exec_time_s, 6),
+        **({"error": run.error} if run.error else {}),
+    }
+    if self.writer is not None:
+      self.writer.write(record)
+    return Episode(task_id=run.task.id, group_id=run.group_id, tokens=run.tokens,
+                   action_mask=run.mask, sampler_logprobs=run.logprobs, turn_ends=run.turn_ends,
+                   turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),
+                   success=bool(success), terminated=record["terminated"], truncated=truncated,
+                   duration_s=duration, exec_time_s=run.exec_time_s, record=record)
+
+  def _base_hash(self, task: Any) -> str:
+    key = f"{task.id}@{task.version}"
+    if key not in self._base_hashes:
+      self._base_hashes[key] = repo_hash(task.repo_dir)
+    return self._base_hashes[key]
+
+  # -- metrics ----------------------------------------------------------------------------------
+  def _metrics(self, episodes: list[Episode], wall: float, tool_latencies: list[float],
+               grade_latencies: list[float], batch_sizes: list[int]) -> dict[str, float]:
+    gen = _union(self._gen_intervals)
+    sandbox = _union(self._job_intervals)
+    overlap = _intersection_length(gen, sandbox)
+    gen_s, sandbox_s = _length(gen), _length(sandbox)
+    m: dict[str, float] = {
+        "rollout/episodes": float(len(episodes)),
+        "rollout/wall_s": wall,
+        "rollout/reward_mean": float(np.mean([e.final_reward for e in episodes])),
+        "rollout/success_rate": float(np.mean([e.success for e in episodes])),
+        "rollout/turns_mean": float(np.mean([len(e.turn_ends) for e in episodes])),
+        "rollout/tokens_mean": float(np.mean([len(e.tokens) for e in episodes])),
+        "rollout/action_tokens_mean": float(np.mean([sum(e.action_mask) for e in episodes])),
+        "antihack/flag_rate": float(np.mean([bool(e.record["hack"]["flagged"]) for e in episodes])),
+        "rollout/policy_calls": float(len(batch_sizes)),
+        "rollout/batch_size_mean": float(np.mean(batch_sizes)) if batch_sizes else 0.0,
+        "perf/generate_s": gen_s,
+        "perf/sandbox_busy_s": sandbox_s,
+        "perf/overlap_s": overlap,
+        # Share of the sandbox's busy time hidden behind generation (1.0 = fully overlapped).
+        "perf/overlap_frac": overlap / sandbox_s if sandbox_s > 0 else 0.0,
+        "perf/generate_idle_frac": 1.0 - gen_s / wall if wall > 0 else 0.0,
+    }
+    for name, values in (("tool_latency", tool_latencies), ("grade_latency", grade_latencies)):
+      if values:
+        m[f"perf/{name}_p50_s"] = float(np.percentile(values, 50))
+        m[f"perf/{name}_p90_s"] = float(np.percentile(values, 90))
+    for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
+      m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
+    return m
+
+
+def _union(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+  merged: list[list[float]] = []
+  for s, e in sorted(intervals):
+    if merged and s <= merged[-1][1]:
+      merged[-1][1] = max(merged[-1][1], e)
+    else:
+      merged.append([s, e])
+  return [(s, e) for s, e in merged]
+
+
+def _length(intervals: Sequence[tuple[float, float]]) -> float:
+  return float(sum(e - s for s, e in intervals))
+
+
+def _intersection_length(a: Sequence[tuple[float, float]], b: Sequence[tuple[float, float]]) -> float:
+  total, i, j = 0.0, 0, 0
+  while i < len(a) and j < len(b):
+    lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+    if hi > lo:
+      total += hi - lo
+    if a[i][1] < b[j][1]:
+      i += 1
+    else:
+      j += 1
+  return total
+
+
+# --------------------------------------------------------------------------------------------
+# Replay and grading of logged trajectories (scripts/grade.py, scripts/replay.py).
+
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|sec|seconds|ms)\b")
+_HEX_ADDR = re.compile(r"0x[0-9a-f]{6,}")
+
+
+def normalize_observation(text: str) -> str:
+  """Masks run-to-run noise (durations, object addresses) before comparing observations."""
+  return _HEX_ADDR.sub("0x?", _DURATION.sub("<t>", text))
+
+
+def logged_form(observation: str, step: Mapping[str, Any]) -> str:
+  """`observation` cut the way the trajectory log cut the step's original one."""
+  limit = step.get("observation_log_max_chars")
+  return agent_lib.truncate_observation(observation, int(limit)) if limit else observation
+
+
+def replay_record(record: Mapping[str, Any], task: Any, evaluator: Evaluator, *,
+                  open_session: Callable[[str, Any], Any] | None = None,
+                  command_timeout_s: float | None = None, mode: str | None = None,
+                  strict: bool = False) -> dict[str, Any]:
+  """Re-runs a record's actions in a fresh sandbox, grades the result and compares.
+
+  Returns {"task_id", "reward", "logged_reward", "tests", "hack", "success",
+  "differences": [{"step", "field", "logged", "replayed"}]}; `strict` compares observations
+  without masking durations.
+  """
+  if record.get("task_id") != task.id:
+    raise ValueError(f"record is for task {record.get('task_id')!r}, not {task.id!r}")
+  open_session = open_session or default_open_session
+  mode = mode or record.get("mode", "multi_turn")
+  timeout = command_timeout_s or float(evaluator.sandbox_config.exec_timeout_s)
+  context = evaluator.new_context(task)
+  checks: list[ActionCheck] = []
+  differences: list[dict[str, Any]] = []
+  with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
+    workspace = os.path.join(tmp, "workspace")
+    crashed = ""
+    session = open_session(str(task.repo_dir), evaluator.sandbox_config)
+    try:
+      executor = ToolExecutor(session, command_timeout_s=timeout,
+                              solution_file=agent_lib.solution_file_for(task) if mode == "single_turn" else None)
+      for step in record.get("steps", []):
+        action_type = step.get("action_type")
+        if action_type is None:
+          continue  # a malformed call: nothing ran, the error text is not sandbox output
+        action = Action(action_type, dict(step.get("action_input") or {}), step.get("thought", ""), "")
+        try:
+          outcome, check = run_action(executor, evaluator, task, action, context)
+        except SandboxCrash as e:
+          crashed = str(e)
+          break
+        checks.append(check)
+        observation = outcome.observation
+        logged = step.get("observation", "")
+        a, b = logged_form(observation, step), logged
+        if not strict:
+          a, b = normalize_observation(a), normalize_observation(b)
+        if a != b:
+          differences.append({"step": step.get("step"), "field": "observation", "logged": logged,
+                              "replayed": logged_form(observation, step)})
+        logged_hack = bool((step.get("hack") or {}).get("flagged"))
+        if logged_hack != check.flagged:
+          differences.append({"step": step.get("step"), "field": "hack", "logged": logged_hack,
+                              "replayed": check.flagged})
+        if check.terminate:
+          break
+      if not crashed and not any(c.terminate for c in checks):
+        session.export_workspace(workspace)
+    finally:
+      session.close()
+    graded = os.path.isdir(workspace) and record.get("terminated") != "error"
+    outcome = evaluator.evaluate(task, workspace if graded else None, action_checks=checks,
+                                 steps=record.get("steps", []), context=context)
+  logged_reward = float(record.get("final_reward", 0.0))
+  if abs(outcome["reward"] - logged_reward) > 1e-9:
+    differences.append({"step": None, "field": "final_reward", "logged": logged_reward,
+                        "replayed": outcome["reward"]})
+  return {"task_id": task.id, "reward": outcome["reward"], "logged_reward": logged_reward,
+          "tests": outcome["tests"], "hack": outcome["hack"], "success": outcome["success"],
+          "differences": differences, **({"error": crashed} if crashed else {})}
+
+
+def grade_workspace(task: Any, workspace_dir: str | os.PathLike, evaluator: Evaluator) -> dict[str, Any]:
+  """Grades a directory as is (fresh sandbox, pristine hidden tests, final-diff rules)."""
+  if not os.path.isdir(workspace_dir):
+    raise FileNotFoundError(f"workspace directory {str(workspace_dir)!r} does not exist")
+  outcome = evaluator.evaluate(task, str(workspace_dir))
+  return {"task_id": task.id, "reward": outcome["reward"], "tests": outcome["tests"],
+          "hack": outcome["hack"], "success": outcome["success"]}

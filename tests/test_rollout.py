@@ -1,0 +1,208 @@
+"""Rollout engine tests: scripted expert end to end, token bookkeeping, limits, bad input, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rl import agent as agent_lib
+from rl import policies
+from rl import rollout
+from rl.tokenizer import load_tokenizer
+from test_rollout_helpers import host_session, make_config, make_engine, make_task
+
+
+@pytest.fixture(scope="module")
+def renderer():
+  return agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+  root = tmp_path_factory.mktemp("tasks")
+  return [make_task(root, i) for i in range(4)]
+
+
+def check_bookkeeping(ep: rollout.Episode, renderer: agent_lib.ChatRenderer) -> None:
+  n = len(ep.tokens)
+  assert len(ep.action_mask) == len(ep.sampler_logprobs) == n
+  assert all(m in (0, 1) for m in ep.action_mask)
+  assert all(lp == 0.0 for lp, m in zip(ep.sampler_logprobs, ep.action_mask) if m == 0)
+  assert len(ep.turn_ends) == len(ep.turn_rewards) == len(ep.record["steps"])
+  assert ep.turn_ends == sorted(ep.turn_ends) and all(ep.action_mask[i] == 1 for i in ep.turn_ends)
+  # Every action span ends at a turn end; tokens after it up to the next action are not policy's.
+  for i, end in enumerate(ep.turn_ends):
+    nxt = ep.turn_ends[i + 1] if i + 1 < len(ep.turn_ends) else n
+    after = ep.action_mask[end + 1:nxt]
+    first_action = after.index(1) if 1 in after else len(after)
+    assert all(m == 0 for m in after[:first_action])
+  assert sum(s["tokens"]["action"] for s in ep.record["steps"]) == sum(ep.action_mask)
+
+
+def test_scripted_expert_solves_tasks_in_groups(tasks, renderer):
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer)
+  episodes, metrics = engine.run(tasks, group_size=3)
+  assert len(episodes) == 12
+  assert [e.group_id for e in episodes] == [g for g in range(4) for _ in range(3)]
+  for ep in episodes:
+    assert ep.terminated == "submit", (ep.record.get("error"), ep.record["steps"])
+    assert ep.success and ep.final_reward == 1.0 and not ep.truncated
+    assert ep.record["tests"]["passed"] == 1
+    check_bookkeeping(ep, renderer)
+  assert metrics["rollout/success_rate"] == 1.0
+  assert metrics["rollout/policy_calls"] >= 2 and metrics["rollout/batch_size_mean"] > 1
+  assert {"perf/overlap_frac", "perf/grade_latency_p50_s", "perf/tool_latency_p90_s"} <= set(metrics)
+  kinds = {tuple(s["action_type"] for s in e.record["steps"]) for e in episodes}
+  assert len(kinds) > 2, "the expert's trajectories should vary"
+
+
+@pytest.mark.parametrize("tool_prompt", ["schema", "compact"])
+def test_tokens_are_exactly_the_chat_template_rendering(tasks, tool_prompt):
+  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt=tool_prompt)
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=5), renderer)
+  [ep], _ = engine.run(tasks[:1])
+  messages = agent_lib.initial_messages(tasks[0], "multi_turn")
+  for step in ep.record["steps"][:-1]:
+    messages.append({"role": "assistant", "content": step["text"]})
+    messages.append({"role": "tool", "content": agent_lib.truncate_observation(
+        step["observation"], config.agent.observation_max_chars)})
+  messages.append({"role": "assistant", "content": ep.record["steps"][-1]["text"]})
+  text = renderer.render(messages, generation_prompt=False)
+  # The template ends the last assistant turn with "<|im_end|>\n"; the episode stops at the stop token.
+  assert renderer.decode(ep.tokens) == text[:-1]
+  assert ep.tokens == renderer.encode(text[:-1])
+
+
+def test_malformed_calls_give_error_observations_and_the_episode_continues(tasks, renderer):
+  bad = ["no tool call at all", "<tool_call>{not json}</tool_call>",
+         '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>',
+         '<tool_call>{"name": "read_file", "arguments": {}}</tool_call>',
+         '<tool_call>{"name": "write_file", "arguments": {"path": "x.bin", "content": "a\\u0000b"}}</tool_call>',
+         '<tool_call>{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}</tool_call>',
+         '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "zzz", "new": "y"}}</tool_call>',
+         '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  policy = policies.CallbackPolicy(renderer, lambda r: bad[r.turn])
+  config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  [ep], _ = make_engine(config, policy, renderer).run(tasks[:1])
+  steps = ep.record["steps"]
+  assert ep.terminated == "submit" and len(steps) == len(bad)
+  for step in steps[:-1]:
+    assert step["observation"].startswith("Error"), step
+  assert "not valid JSON" in steps[1]["observation"]
+  assert "unknown tool" in steps[2]["observation"]
+  assert "missing the argument(s) path" in steps[3]["observation"]
+  assert "binary" in steps[4]["observation"]
+  assert "not found" in steps[6]["observation"]
+  assert ep.final_reward == 0.0 and not ep.success
+
+
+def test_max_steps_and_max_tokens_limits(tasks, renderer):
+  looping = policies.CallbackPolicy(
+      renderer, lambda r: '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>')
+  config = make_config(max_turns=3, max_tokens_per_turn=64, max_tokens_per_trajectory=4096)
+  [ep], metrics = make_engine(config, looping, renderer).run(tasks[:1])
+  assert ep.terminated == "max_steps" and ep.truncated and len(ep.turn_ends) == 3
+  assert metrics["rollout/terminated_max_steps"] == 1
+
+  config = make_config(max_turns=50, max_tokens_per_turn=64, max_tokens_per_trajectory=500)
+  [ep], _ = make_engine(config, looping, renderer).run(tasks[:1])
+  assert ep.terminated == "max_tokens" and ep.truncated
+  assert len(ep.tokens) <= 500 and len(ep.turn_ends) >= 2
+  check_bookkeeping(ep, renderer)
+
+
+def test_turn_cut_at_token_budget_is_closed_and_masked(tasks, renderer):
+  rambling = policies.CallbackPolicy(renderer, lambda r: "word " * 500)
+  config = make_config(max_turns=2, max_tokens_per_turn=16, max_tokens_per_trajectory=4096)
+  [ep], _ = make_engine(config, rambling, renderer).run(tasks[:1])
+  assert ep.terminated == "max_steps"
+  first_end = ep.turn_ends[0]
+  eot = renderer.end_of_turn_ids
+  assert ep.tokens[first_end + 1:first_end + 1 + len(eot)] == eot
+  assert ep.action_mask[first_end + 1] == 0
+  assert "cut at 16 tokens" in ep.record["steps"][0]["observation"]
+  assert sum(ep.action_mask) == 32
+
+
+def test_sandbox_crash_ends_only_that_episode(tasks, renderer):
+  class CrashingSession(agent_lib.UnsandboxedSession):
+    def exec(self, command, timeout=None):
+      raise RuntimeError("sandbox daemon went away")
+
+  def open_session(ws, cfg):
+    return CrashingSession(ws) if "add" in ws else host_session(ws, cfg)
+
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.CallbackPolicy(renderer, lambda r: (
+      '<tool_call>{"name": "run", "arguments": {"command": "echo hi"}}</tool_call>' if r.turn == 0
+      else '<tool_call>{"name": "submit", "arguments": {}}</tool_call>')), renderer)
+  engine.open_session = open_session
+  episodes, metrics = engine.run(tasks[:2])
+  by_task = {e.task_id: e for e in episodes}
+  crashed = by_task[tasks[0].id]
+  assert crashed.terminated == "error" and "sandbox daemon went away" in crashed.record["error"]
+  assert crashed.final_reward == 0.0
+  assert by_task[tasks[1].id].terminated == "submit"
+  assert metrics["rollout/terminated_error"] == 1
+
+
+def test_failing_session_start_is_an_error_episode(tasks, renderer):
+  def broken(ws, cfg):
+    raise OSError("no bubblewrap")
+
+  config = make_config()
+  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine.open_session = broken
+  [ep], _ = engine.run(tasks[:1])
+  assert ep.terminated == "error" and "no bubblewrap" in ep.record["error"] and ep.final_reward == 0.0
+
+
+def test_online_antihack_fakes_hidden_test_reads_and_zeroes_reward(tasks, renderer):
+  script = ['<tool_call>{"name": "run", "arguments": {"command": "cat tests/check_hidden.py"}}</tool_call>',
+            '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "return a - b", '
+            '"new": "return a + b"}}</tool_call>',
+            '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  policy = policies.CallbackPolicy(renderer, lambda r: script[r.turn])
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  [ep], metrics = make_engine(config, policy, renderer).run(tasks[:1])
+  step0 = ep.record["steps"][0]
+  assert step0["hack"]["flagged"] and step0["hack"]["response"] == "fake"
+  assert ep.record["tests"]["passed"] == 1, "the fix itself passes the hidden test"
+  assert ep.record["hack"]["flagged"] and ep.final_reward == 0.0 and not ep.success
+  assert metrics["antihack/flag_rate"] == 1.0
+
+  config.antihack.response = "terminate"
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+                        renderer).run(tasks[:1])
+  assert ep.terminated == "error" and len(ep.record["steps"]) == 1 and ep.final_reward == 0.0
+
+
+def test_single_turn_mode_writes_the_answer_to_the_solution_file(tmp_path, renderer):
+  task = make_task(tmp_path, 2)
+  task.metadata["solution_file"] = "pkg/ops.py"
+  config = make_config(mode="single_turn", max_tokens_per_turn=512, max_tokens_per_trajectory=4096)
+  [ep], _ = make_engine(config, policies.ScriptedExpert(renderer), renderer).run([task])
+  assert ep.terminated == "submit" and ep.success, ep.record
+  assert ep.record["steps"][0]["action_type"] == "answer"
+  assert len(ep.turn_ends) == 1
+
+
+def test_record_is_json_and_has_model_and_sampling(tasks, renderer):
+  config = make_config()
+  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer,
+                       model_info={"checkpoint": "ckpt/7", "step": 7})
+  [ep], _ = engine.run(tasks[:1])
+  record = json.loads(json.dumps(ep.record))
+  assert record["model"] == {"checkpoint": "ckpt/7", "step": 7}
+  assert record["sampling"] == {"temperature": 1.0, "top_p": 1.0}
+  assert record["base_hash"] == rollout.repo_hash(tasks[0].repo_dir)
+
+
+def test_limits_reject_bad_config():
+  with pytest.raises(ValueError, match="max_turns"):
+    rollout.AgentLimits(max_turns=0)
+  with pytest.raises(ValueError, match="agent.mode"):
+    rollout.AgentLimits(mode="chat")
