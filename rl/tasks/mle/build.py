@@ -1,0 +1,199 @@
+"""Writes MLE task directories (ARCHITECTURE.md format, grader `mle`) and their leaderboards.
+
+`make_mle_tasks(root)` generates the four competitions, runs the reference
+solutions on the host (they are our own code) and records their scores in
+`leaderboard.json`, so an agent's score can be put in context.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Iterable, Sequence
+
+from rl.tasks.mle import competitions as competitions_lib
+from rl.tasks.mle import grader
+from rl.tasks.mle import references
+
+SUBMISSION_FILE = "submission.csv"
+SOLUTION_FILE = "solution.py"
+ANSWERS_FILE = "private/answers.csv"
+LEADERBOARD_FILE = "leaderboard.json"
+HIDDEN_DEST = ".mle_grading"
+TASK_VERSION = 1
+DEFAULT_TIMEOUT_S = 120.0
+
+_INSTRUCTIONS = """\
+# {title}
+
+You are a machine-learning engineer competing in an offline Kaggle-style competition.
+
+{description}
+
+## What to deliver
+
+Write a Python program `{solution}` in the workspace root. It is run as `python {solution}` from
+the workspace root, must finish within {timeout:.0f} seconds, and must write `{submission}` there.
+The data files are `train.csv`, `test.csv` and `sample_submission.csv` (the submission format).
+numpy, pandas and scikit-learn are installed; there is no network access.
+"""
+
+
+@dataclasses.dataclass
+class ProgramRun:
+  exit_code: int
+  stdout: str
+  stderr: str
+  duration_s: float
+  timed_out: bool
+
+
+def run_program_on_host(source: str, workspace_dir: str | os.PathLike, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+                        filename: str = SOLUTION_FILE, python: str | None = None) -> ProgramRun:
+  """Runs a TRUSTED program (a reference solution, a test fixture) in a host subprocess.
+
+  Untrusted agent code goes through the sandbox (`rl.tasks.mle.runner`), never here.
+  """
+  workspace_dir = pathlib.Path(workspace_dir)
+  (workspace_dir / filename).write_text(source, encoding="utf-8")
+  start = time.monotonic()
+  try:
+    proc = subprocess.run([python or sys.executable, filename], cwd=workspace_dir, capture_output=True,
+                          text=True, timeout=timeout_s, env=_program_env())
+  except subprocess.TimeoutExpired as e:
+    out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    err = e.stderr.decode() if isinstance(e.stderr, bytes) else (e.stderr or "")
+    return ProgramRun(-9, out, err, time.monotonic() - start, True)
+  return ProgramRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - start, False)
+
+
+def _program_env() -> dict[str, str]:
+  # One OpenMP thread: on a shared, busy CPU the spinning threads of gradient boosting make a
+  # seconds-long fit take minutes.
+  env = {**os.environ, "PYTHONHASHSEED": "0"}
+  env.setdefault("OMP_NUM_THREADS", "1")
+  return env
+
+
+def task_id_for(competition: str, variant: int) -> str:
+  return f"mle-{competition}" + (f"-v{variant}" if variant else "")
+
+
+def _new_file_patch(path: str, text: str) -> str:
+  lines = text.splitlines()
+  body = "".join(f"+{line}\n" for line in lines)
+  return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+          f"@@ -0,0 +1,{len(lines)} @@\n{body}")
+
+
+def write_task(root: str | os.PathLike, competition: str, *, seed: int = 0, variant: int = 0,
+               timeout_s: float = DEFAULT_TIMEOUT_S, split: str = "train") -> pathlib.Path:
+  """Writes one task directory (without its leaderboard); returns its path."""
+  if competition not in competitions_lib.COMPETITIONS:
+    raise ValueError(f"unknown MLE competition {competition!r}; known: "
+                     f"{', '.join(sorted(competitions_lib.COMPETITIONS))}")
+  data = competitions_lib.COMPETITIONS[competition](seed * 1000 + variant)
+  task_id = task_id_for(competition, variant)
+  task_dir = pathlib.Path(root) / task_id
+  if task_dir.exists():
+    shutil.rmtree(task_dir)
+  repo = task_dir / "repo"
+  repo.mkdir(parents=True)
+  data.train.to_csv(repo / "train.csv", index=False)
+  data.test.to_csv(repo / "test.csv", index=False)
+  data.sample_submission.to_csv(repo / "sample_submission.csv", index=False)
+  answers = task_dir / ANSWERS_FILE
+  answers.parent.mkdir(parents=True)
+  data.answers.to_csv(answers, index=False)
+  refs = task_dir / "references"
+  refs.mkdir()
+  for name, source in references.REFERENCES[competition].items():
+    (refs / f"{name}.py").write_text(source, encoding="utf-8")
+  (task_dir / "solution.patch").write_text(
+      _new_file_patch(SOLUTION_FILE, references.REFERENCES[competition]["linear"]), encoding="utf-8")
+  (task_dir / "task.md").write_text(_INSTRUCTIONS.format(
+      title=data.title, description=data.description, solution=SOLUTION_FILE, submission=SUBMISSION_FILE,
+      timeout=timeout_s), encoding="utf-8")
+  metadata: dict[str, Any] = {
+      "id": task_id, "version": TASK_VERSION, "source": "synthetic-mle", "license": "MIT",
+      "language": "python", "grader": "mle", "test_command": f"python {SOLUTION_FILE}",
+      "hidden_tests_dest": HIDDEN_DEST, "timeout_s": timeout_s, "difficulty": data.difficulty,
+      "tags": data.tags, "split": split, "competition": competition, "generator_seed": seed,
+      "variant": variant, "metric": data.metric,
+      "higher_is_better": grader.get_metric(data.metric).higher_is_better,
+      "submission_file": SUBMISSION_FILE, "solution_file": SOLUTION_FILE, "answers_file": ANSWERS_FILE,
+      "id_column": data.id_column, "target_columns": data.target_columns,
+      "leaderboard": LEADERBOARD_FILE, "references": [f"references/{n}.py" for n in references.REFERENCE_NAMES],
+  }
+  (task_dir / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")
+  return task_dir
+
+
+def run_reference(task_dir: str | os.PathLike, name: str, *, timeout_s: float = DEFAULT_TIMEOUT_S
+                  ) -> dict[str, Any]:
+  """Runs one reference solution on a copy of the task's repo and grades it."""
+  task_dir = pathlib.Path(task_dir)
+  source = (task_dir / "references" / f"{name}.py").read_text(encoding="utf-8")
+  with tempfile.TemporaryDirectory(prefix="mle_ref_") as tmp:
+    workspace = pathlib.Path(tmp) / "ws"
+    shutil.copytree(task_dir / "repo", workspace)
+    run = run_program_on_host(source, workspace, timeout_s=timeout_s)
+    result = grader.grade_workspace(task_dir, workspace)
+  entry = {"name": name, "runtime_s": round(run.duration_s, 3), **result.to_dict()}
+  if run.exit_code != 0:
+    entry.update(valid=False, error=f"exit code {run.exit_code}: {run.stderr[-500:]}")
+  return entry
+
+
+def write_leaderboard(task_dir: str | os.PathLike, entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
+  task_dir = pathlib.Path(task_dir)
+  metadata = json.loads((task_dir / "metadata.json").read_text(encoding="utf-8"))
+  ranked = sorted(entries, key=lambda e: -(e["normalized_score"] if e.get("valid") else float("inf")))
+  board = {"task_id": metadata["id"], "metric": metadata["metric"],
+           "higher_is_better": metadata["higher_is_better"], "entries": ranked}
+  (task_dir / LEADERBOARD_FILE).write_text(json.dumps(board, indent=2) + "\n", encoding="utf-8")
+  return board
+
+
+def leaderboard_position(task_dir: str | os.PathLike, normalized_score: float) -> dict[str, Any]:
+  """Where a (sign-normalised) score lands among the references: rank and references beaten."""
+  board = json.loads((pathlib.Path(task_dir) / LEADERBOARD_FILE).read_text(encoding="utf-8"))
+  valid = [e for e in board["entries"] if e.get("valid")]
+  beaten = [e["name"] for e in valid if normalized_score > e["normalized_score"]]
+  return {"rank": 1 + len(valid) - len(beaten), "of": len(valid) + 1, "beats": beaten}
+
+
+def make_mle_tasks(root: str | os.PathLike, *, seed: int = 0, variants: int = 1,
+                   competitions: Iterable[str] | None = None, run_references: bool = True,
+                   jobs: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[pathlib.Path]:
+  """Generates `variants` tasks per competition under `root`; returns the task directories."""
+  root = pathlib.Path(root)
+  root.mkdir(parents=True, exist_ok=True)
+  names = list(competitions or competitions_lib.COMPETITIONS)
+  task_dirs = [write_task(root, c, seed=seed, variant=v, timeout_s=timeout_s)
+               for c in names for v in range(variants)]
+  if run_references:
+    jobs_list = [(d, n) for d in task_dirs for n in references.REFERENCE_NAMES]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+      results = list(pool.map(lambda dn: run_reference(*dn, timeout_s=timeout_s), jobs_list))
+    for d in task_dirs:
+      write_leaderboard(d, [r for (td, _), r in zip(jobs_list, results) if td == d])
+  _write_manifest(root)
+  return task_dirs
+
+
+def _write_manifest(root: pathlib.Path) -> None:
+  """Indexes the root when the tasks package offers a manifest writer (it is optional)."""
+  try:
+    from rl.tasks import format as task_format  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return
+  task_format.write_manifest(root)
