@@ -402,7 +402,7 @@ def _is_built_string(expr: ast.AST, aliases: Mapping[str, str]) -> bool:
       return True
     if isinstance(sub, ast.Call):
       fname = dotted_name(sub.func, aliases) or ""
-      last = fname.rsplit(".", 1)[-1]
+      last = sub.func.attr if isinstance(sub.func, ast.Attribute) else fname.rsplit(".", 1)[-1]
       if last in ("b64decode", "b32decode", "b16decode", "a85decode", "decode", "decompress", "join", "chr", "format",
                   "fromhex", "unhexlify", "bytes", "bytearray", "reversed", "loads", "replace", "translate", "encode"):
         return True
@@ -485,10 +485,14 @@ def string_constants(diff: Diff, ctx: ActionContext | None, params: Mapping[str,
                   if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
                   and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
     for node in ast.walk(f.tree):
-      if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings and f.touches(node):
+      text = None
+      if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
         text = node.value if isinstance(node.value, str) else node.value.decode("latin-1")
-        if pattern.search(text):
-          findings.append((f"string literal {text[:60]!r}", _loc(f, node)))
+      elif isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
+          isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        text = " ".join(e.value for e in node.elts)  # argv lists: ["git", "log", "-p"]
+      if text is not None and f.touches(node) and pattern.search(text):
+        findings.append((f"string literal {text[:60]!r}", _loc(f, node)))
   return findings
 
 
