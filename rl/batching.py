@@ -1,0 +1,91 @@
+"""Host-side batching: episodes (ragged token lists) -> one padded `RolloutBatch`.
+
+All arrays are [B, T] aligned with the token sequence: index t describes token t.
+A token's log-prob and its value V(s_t) are computed from the hidden state at
+t-1 (the state that predicts token t), so index 0 is never an action token.
+T is padded up to a multiple of `pad_multiple` so that jitted functions see few
+distinct shapes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class RolloutBatch:
+  tokens: np.ndarray  # int32 [B, T]
+  valid: np.ndarray  # float32 [B, T]: 1 on real tokens (prompt, actions, observations)
+  action_mask: np.ndarray  # float32 [B, T]: 1 on policy-generated tokens
+  sampler_logprobs: np.ndarray  # float32 [B, T]
+  turn_rewards: np.ndarray  # float32 [B, T]: per-turn (process) rewards on each turn's last action token
+  turn_ids: np.ndarray  # int32 [B, T]: index of the agent turn a token belongs to
+  scores: np.ndarray  # float32 [B]: final (episode) reward
+  group_ids: np.ndarray  # int32 [B]
+  durations: np.ndarray  # float32 [B]: execution time used by duration-aware weights
+  truncated: np.ndarray  # bool [B]: ended by a limit rather than by submitting
+  success: np.ndarray  # bool [B]
+  lengths: np.ndarray  # int32 [B]: real tokens per row
+
+  @property
+  def shape(self) -> tuple[int, int]:
+    return self.tokens.shape
+
+  def select(self, rows: np.ndarray) -> "RolloutBatch":
+    return RolloutBatch(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
+
+
+def _round_up(n: int, multiple: int) -> int:
+  return max(multiple, -(-n // multiple) * multiple)
+
+
+def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple: int = 128,
+                      max_len: int | None = None) -> RolloutBatch:
+  """Pads episodes (objects with the `rl.rollout.Episode` fields) into a RolloutBatch."""
+  if not episodes:
+    raise ValueError("episodes_to_batch: no episodes")
+  lengths = np.array([len(e.tokens) for e in episodes], np.int32)
+  if lengths.min() < 2:
+    raise ValueError("episodes_to_batch: every episode needs at least 2 tokens")
+  T = _round_up(int(lengths.max()), pad_multiple)
+  if max_len is not None and T > max_len:
+    T = max_len
+  B = len(episodes)
+  tokens = np.full((B, T), pad_id, np.int32)
+  valid = np.zeros((B, T), np.float32)
+  action_mask = np.zeros((B, T), np.float32)
+  sampler_logprobs = np.zeros((B, T), np.float32)
+  turn_rewards = np.zeros((B, T), np.float32)
+  turn_ids = np.zeros((B, T), np.int32)
+  group_index: dict[Any, int] = {}
+  group_ids = np.zeros((B,), np.int32)
+  for i, e in enumerate(episodes):
+    n = min(len(e.tokens), T)
+    mask = np.asarray(e.action_mask[:n], np.float32)
+    if len(e.action_mask) != len(e.tokens) or len(e.sampler_logprobs) != len(e.tokens):
+      raise ValueError(f"episode {i} ({e.task_id}): tokens, action_mask and sampler_logprobs differ in length")
+    if mask[0] != 0:
+      raise ValueError(f"episode {i} ({e.task_id}): the first token cannot be an action token")
+    tokens[i, :n] = e.tokens[:n]
+    valid[i, :n] = 1.0
+    action_mask[i, :n] = mask
+    sampler_logprobs[i, :n] = np.asarray(e.sampler_logprobs[:n], np.float32) * mask
+    # Turn ids: a new turn starts at each action token that follows a non-action token.
+    starts = np.concatenate([[0.0], np.diff(mask)]) > 0
+    turn_ids[i, :n] = np.maximum(np.cumsum(starts) - 1, 0)
+    for turn, end in enumerate(e.turn_ends):
+      if end < n and turn < len(e.turn_rewards):
+        turn_rewards[i, end] += float(e.turn_rewards[turn])
+    group_ids[i] = group_index.setdefault(e.group_id, len(group_index))
+  return RolloutBatch(
+      tokens=tokens, valid=valid, action_mask=action_mask, sampler_logprobs=sampler_logprobs,
+      turn_rewards=turn_rewards, turn_ids=turn_ids,
+      scores=np.array([float(e.final_reward) for e in episodes], np.float32),
+      group_ids=group_ids,
+      durations=np.array([float(getattr(e, "exec_time_s", 0.0) or 0.0) for e in episodes], np.float32),
+      truncated=np.array([bool(getattr(e, "truncated", False)) for e in episodes]),
+      success=np.array([bool(e.success) for e in episodes]),
+      lengths=np.minimum(lengths, T))

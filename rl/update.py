@@ -1,0 +1,259 @@
+"""The PPO/GRPO-family update and the SFT step as jitted pure functions.
+
+State is a `TrainState` pytree (params and optimizer states of the policy and,
+with a separate critic, of the critic). Model structure (`nnx.GraphDef`) is static
+and closed over, following the functional-core pattern: the model is split once,
+and every jitted function takes and returns plain pytrees.
+
+Exact micro-batching: a mini-batch [M, T] is reshaped into [M/m, m, T] and
+scanned; every micro-batch loss is computed with the *mini-batch's* global token
+and sequence counts, so the summed loss, gradients and metrics equal those of
+the unsplit mini-batch (tested in tests/test_update.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+
+from rl import losses as losses_lib
+from rl import model as model_lib
+from rl.registry import POLICY_LOSSES, VALUE_LOSSES
+
+
+@flax.struct.dataclass
+class TrainState:
+  step: jax.Array
+  policy: Any  # nnx.State of policy params (with the value head when value_head == "shared")
+  policy_opt: Any
+  critic: Any = None  # nnx.State of a separate critic, or None
+  critic_opt: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class UpdateSettings:
+  """The static (hashable) knobs of the update step, read once from the config."""
+
+  policy_loss: str = "ppo"
+  value_loss: str = "clipped"
+  value_head: str = "separate"  # shared | separate
+  loss_agg: str = "token-mean"
+  clip_low: float = 0.2
+  clip_high: float = 0.2
+  clip_c: float = 3.0
+  value_clip: float = 0.5
+  value_coef: float = 0.5
+  entropy_coef: float = 0.0
+  kl_in_loss: bool = False
+  kl_kind: str = "k3"
+  logits_chunk: int = 256
+  micro_batch_size: int = 8
+
+  @classmethod
+  def from_config(cls, config) -> "UpdateSettings":
+    a = config.algo
+    return cls(policy_loss=a.policy_loss, value_loss=a.value_loss, value_head=config.model.value_head,
+               loss_agg=a.loss_agg, clip_low=a.clip_low, clip_high=a.clip_high, clip_c=a.clip_c,
+               value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
+               kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
+               logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size)
+
+  @property
+  def algo(self) -> dict:
+    return {"clip_low": self.clip_low, "clip_high": self.clip_high, "clip_c": self.clip_c,
+            "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+
+
+def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
+                   weight_decay: float = 0.0, grad_clip: float = 0.0) -> optax.GradientTransformation:
+  total_steps = max(total_steps, warmup_steps + 1)
+  if schedule == "constant":
+    sched = optax.join_schedules([optax.linear_schedule(0.0, lr, warmup_steps), optax.constant_schedule(lr)],
+                                 [warmup_steps]) if warmup_steps else optax.constant_schedule(lr)
+  elif schedule == "cosine":
+    sched = optax.warmup_cosine_decay_schedule(0.0, lr, max(warmup_steps, 0), total_steps, lr * 0.1)
+  elif schedule == "linear":
+    sched = optax.join_schedules([optax.linear_schedule(0.0, lr, max(warmup_steps, 1)),
+                                  optax.linear_schedule(lr, lr * 0.1, total_steps - warmup_steps)],
+                                 [max(warmup_steps, 1)])
+  else:
+    raise ValueError(f"unknown learning-rate schedule {schedule!r}")
+  parts = [optax.clip_by_global_norm(grad_clip)] if grad_clip > 0 else []
+  parts.append(optax.adamw(sched, b1=0.9, b2=0.95, weight_decay=weight_decay))
+  return optax.chain(*parts)
+
+
+# --- per-micro-batch quantities -----------------------------------------------------------------
+
+
+def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings):
+  model = nnx.merge(graphdef, params)
+  return model_lib.token_logprobs(model, tokens, valid, temperature=temperature,
+                                  chunk=settings.logits_chunk, with_entropy=True,
+                                  with_values=settings.value_head == "shared")
+
+
+def _critic_values(graphdef, params, tokens, valid):
+  return model_lib.token_values(nnx.merge(graphdef, params), tokens, valid)
+
+
+def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
+  out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings)
+  mask = mb["mask"]
+  kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
+            norm_constant=float(mask.shape[1]))
+  pg_loss, metrics = POLICY_LOSSES.get(settings.policy_loss)(
+      out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings.algo,
+      sample_weights=mb["sample_weights"], token_weights=mb["token_weights"], **kw)
+  entropy = losses_lib.aggregate(out["entropy"], mask, "token-mean", num_tokens=kw["num_tokens"])
+  loss = pg_loss - settings.entropy_coef * entropy
+  metrics = {f"actor/{k}": v for k, v in metrics.items()}
+  metrics.update({"actor/pg_loss": pg_loss, "actor/entropy": entropy})
+  if settings.kl_in_loss:
+    kl = losses_lib.kl_penalty(out["logprobs"], mb["ref_logprobs"], settings.kl_kind)
+    kl_loss = losses_lib.aggregate(kl, mask, "token-mean", num_tokens=kw["num_tokens"])
+    loss = loss + mb["kl_coef"] * kl_loss
+    metrics["actor/kl_loss"] = kl_loss
+  # Train/infer mismatch: the sampler's log-probs against the recomputed ones.
+  mismatch = losses_lib.aggregate(jnp.abs(mb["sampler_logprobs"] - out["logprobs"]) * mb["has_sampler"][:, None],
+                                  mask, "token-mean", num_tokens=kw["num_tokens"])
+  metrics["actor/sampler_logprob_abs_diff"] = jax.lax.stop_gradient(mismatch)
+  if settings.value_head == "shared":
+    v_loss, v_metrics = VALUE_LOSSES.get(settings.value_loss)(
+        out["values"], mb["old_values"], mb["returns"], mask, settings.algo, **kw)
+    loss = loss + settings.value_coef * v_loss
+    metrics.update({f"critic/{k}": v for k, v in v_metrics.items()})
+    metrics["critic/value_loss"] = v_loss
+  return loss, metrics
+
+
+def _critic_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
+  values = _critic_values(graphdef, params, mb["tokens"], mb["valid"])
+  v_loss, metrics = VALUE_LOSSES.get(settings.value_loss)(
+      values, mb["old_values"], mb["returns"], mb["mask"], settings.algo,
+      num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
+      norm_constant=float(mb["mask"].shape[1]))
+  metrics = {f"critic/{k}": v for k, v in metrics.items()}
+  metrics["critic/value_loss"] = v_loss
+  return v_loss, metrics
+
+
+def _accumulate(loss_fn, params, graphdef, batch, scalars, denominators, micro):
+  """Sum of loss, grads and metrics over micro-batches (exact with global denominators)."""
+  stacked = {k: v.reshape((v.shape[0] // micro, micro) + v.shape[1:]) for k, v in batch.items()}
+  grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+  def body(carry, mb):
+    mb = {**mb, **scalars}
+    (loss, metrics), grads = grad_fn(params, graphdef, mb, denominators)
+    carry = jax.tree.map(jnp.add, carry, (loss, metrics, grads))
+    return carry, None
+
+  first = {**jax.tree.map(lambda x: x[0], stacked), **scalars}
+  (loss_shape, metrics_shape), grads_shape = jax.eval_shape(
+      lambda p, mb: grad_fn(p, graphdef, mb, denominators), params, first)
+  zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), (loss_shape, metrics_shape, grads_shape))
+  (loss, metrics, grads), _ = jax.lax.scan(body, zeros, stacked)
+  return loss, metrics, grads
+
+
+def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, settings: UpdateSettings,
+                     *, state_sharding=None, batch_sharding=None) -> Callable:
+  """Returns `update(state, batch, scalars, train_policy, train_critic) -> (state, metrics)`.
+
+  `batch` holds [M, T] arrays of one mini-batch (tokens, valid, mask, advantages,
+  returns, old_logprobs, old_values, ref_logprobs, sampler_logprobs, token_weights)
+  and [M] arrays (sample_weights, has_sampler); `scalars` holds num_tokens,
+  num_sequences, kl_coef, temperature. The critic is updated before the actor.
+  """
+  micro = settings.micro_batch_size
+
+  def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
+    denominators = {"num_tokens": scalars["num_tokens"], "num_sequences": scalars["num_sequences"]}
+    per_step = {"kl_coef": scalars["kl_coef"], "temperature": scalars["temperature"]}
+    metrics = {}
+    critic, critic_opt = state.critic, state.critic_opt
+    if train_critic and critic is not None:
+      c_loss, c_metrics, c_grads = _accumulate(
+          functools.partial(_critic_loss, settings=settings), critic, critic_graphdef, batch,
+          per_step, denominators, micro)
+      metrics.update(c_metrics)
+      metrics["critic/grad_norm"] = optax.tree.norm(c_grads)
+      updates, critic_opt = critic_tx.update(c_grads, critic_opt, critic)
+      critic = optax.apply_updates(critic, updates)
+    policy, policy_opt = state.policy, state.policy_opt
+    if train_policy:
+      p_loss, p_metrics, p_grads = _accumulate(
+          functools.partial(_policy_loss, settings=settings), policy, policy_graphdef, batch,
+          per_step, denominators, micro)
+      metrics.update(p_metrics)
+      metrics["actor/loss"] = p_loss
+      metrics["actor/grad_norm"] = optax.tree.norm(p_grads)
+      updates, policy_opt = policy_tx.update(p_grads, policy_opt, policy)
+      policy = optax.apply_updates(policy, updates)
+    new_state = state.replace(step=state.step + 1, policy=policy, policy_opt=policy_opt,
+                              critic=critic, critic_opt=critic_opt)
+    return new_state, metrics
+
+  jit_kwargs = dict(static_argnums=(3, 4), donate_argnums=(0,))
+  if state_sharding is not None:
+    jit_kwargs.update(in_shardings=(state_sharding, batch_sharding, None),
+                      out_shardings=(state_sharding, None))
+  return jax.jit(update, **jit_kwargs)
+
+
+def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) -> Callable:
+  """`score(policy, critic, ref, tokens, valid, temperature)` -> log-probs, values, ref log-probs."""
+
+  def score(policy, critic, ref, tokens, valid, temperature):
+    out = _policy_forward(policy_graphdef, policy, tokens, valid, temperature, settings)
+    result = {"logprobs": out["logprobs"], "entropy": out["entropy"]}
+    if settings.value_head == "shared":
+      result["values"] = out["values"]
+    elif critic is not None:
+      result["values"] = _critic_values(critic_graphdef, critic, tokens, valid)
+    if ref is not None:
+      ref_out = _policy_forward(policy_graphdef, ref, tokens, valid, temperature,
+                                dataclasses.replace(settings, value_head="separate"))
+      result["ref_logprobs"] = ref_out["logprobs"]
+    return result
+
+  return jax.jit(score)
+
+
+def make_sft_step(policy_graphdef, tx, settings: UpdateSettings) -> Callable:
+  """`sft_step(params, opt_state, batch)`: token-mean NLL of the action tokens, micro-batched."""
+  micro = settings.micro_batch_size
+
+  def loss_fn(params, graphdef, mb, denominators):
+    model = nnx.merge(graphdef, params)
+    out = model_lib.token_logprobs(model, mb["tokens"], mb["valid"], chunk=settings.logits_chunk,
+                                   with_entropy=False)
+    nll = losses_lib.aggregate(-out["logprobs"], mb["mask"], "token-mean",
+                               num_tokens=denominators["num_tokens"])
+    return nll, {"sft/nll": nll}
+
+  def step(params, opt_state, batch):
+    denominators = {"num_tokens": jnp.maximum(batch["mask"].sum(), 1.0), "num_sequences": 1.0}
+    loss, metrics, grads = _accumulate(loss_fn, params, policy_graphdef, batch, {}, denominators, micro)
+    metrics["sft/grad_norm"] = optax.tree.norm(grads)
+    updates, opt_state = tx.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, metrics
+
+  return jax.jit(step, donate_argnums=(0, 1))
+
+
+def explained_variance(values: np.ndarray, returns: np.ndarray, mask: np.ndarray) -> float:
+  m = np.asarray(mask, bool)
+  if m.sum() < 2:
+    return float("nan")
+  var_r = np.var(returns[m])
+  return float(1.0 - np.var(returns[m] - values[m]) / var_r) if var_r > 0 else float("nan")
