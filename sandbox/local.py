@@ -128,6 +128,8 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
            "--ro-bind", runtime, SANDBOX_RUNTIME,
            "--bind", workspace, SANDBOX_WORKSPACE,
            "--bind", run_dir, SANDBOX_RUN,
+           # bwrap's root is a tmpfs: without this, /, /etc, /opt ... would be writable.
+           "--remount-ro", "/",
            "--chdir", SANDBOX_WORKSPACE]
   env = base_env(config)
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"

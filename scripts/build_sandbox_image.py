@@ -18,11 +18,16 @@ import sys
 import tempfile
 import time
 
-PACKAGES = ("python3", "python3-pytest", "python3-numpy", "python3-pandas", "python3-sklearn",
+PACKAGES = ("python3", "python-is-python3", "python3-pytest", "python3-numpy", "python3-pandas", "python3-sklearn",
             "procps", "ca-certificates")
 # The image runs as this non-root user; the Docker backend also passes it explicitly.
 SANDBOX_UID = 1000
-IMAGE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sandbox", "image")
+SANDBOX_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                           "sandbox"))
+IMAGE_DIR = os.path.join(SANDBOX_DIR, "image")
+# The command server and grading audit hook, baked in for remote engines (local engines get
+# the current copy bind-mounted read-only over it).
+RUNTIME_DIR = os.path.join(SANDBOX_DIR, "runtime")
 
 # Runs inside the rootfs after the packages are installed: the non-root user, the workspace
 # mount point, and no apt lists or docs that would only bloat the image.
@@ -51,7 +56,10 @@ def build_rootfs_tar(tar_path: str, suite: str, mirror: str) -> None:
   """Writes a Debian rootfs tarball with the sandbox packages to `tar_path`."""
   if shutil.which("mmdebstrap"):
     cmd = ["mmdebstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
-           "--customize-hook=" + CUSTOMIZE, suite, tar_path, mirror]
+           "--customize-hook=" + CUSTOMIZE, '--customize-hook=mkdir -p "$1/opt/rlcoder"',
+           f"--customize-hook=sync-in {RUNTIME_DIR} /opt/rlcoder",
+           '--customize-hook=find "$1/opt/rlcoder" -name __pycache__ -prune -exec rm -rf {} +',
+           suite, tar_path, mirror]
     subprocess.run(cmd, check=True)
     return
   if not shutil.which("debootstrap"):
@@ -60,6 +68,8 @@ def build_rootfs_tar(tar_path: str, suite: str, mirror: str) -> None:
     subprocess.run(["debootstrap", "--variant=minbase", "--include=" + ",".join(PACKAGES),
                     suite, root, mirror], check=True)
     subprocess.run(["sh", "-c", CUSTOMIZE, "customize", root], check=True)
+    shutil.copytree(RUNTIME_DIR, os.path.join(root, "opt", "rlcoder"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(["tar", "-C", root, "-cf", tar_path, "."], check=True)
 
 
@@ -75,7 +85,7 @@ def build_debootstrap(tag: str, suite: str, mirror: str) -> None:
 
 def build_dockerfile(tag: str) -> None:
   subprocess.run(["docker", "build", "-t", tag, "-f", os.path.join(IMAGE_DIR, "Dockerfile"),
-                  IMAGE_DIR], check=True)
+                  SANDBOX_DIR], check=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,8 +24,34 @@ SHELL_SPECIAL = set("|&;<>()$`\\*?[]{}~!#\n")
 LIMIT_MESSAGES = {
     "memory": (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc",
                b"out of memory"),
-    "procs": (b"Resource temporarily unavailable", b"BlockingIOError", b"fork: retry"),
+    "procs": (b"Resource temporarily unavailable", b"BlockingIOError", b"fork: retry",
+              b"Cannot fork"),
 }
+
+
+# Container backends expose their own cgroup here; bubblewrap sandboxes have no /sys (the
+# host reads those counters itself).
+CGROUP_COUNTERS = {
+    "memory": (("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
+               ("/sys/fs/cgroup/memory.events", "oom_kill")),
+    "procs": (("/sys/fs/cgroup/pids/pids.events", "max"), ("/sys/fs/cgroup/pids.events", "max")),
+}
+
+
+def _cgroup_counters() -> dict:
+  counts = {}
+  for limit, candidates in CGROUP_COUNTERS.items():
+    for path, key in candidates:
+      try:
+        with open(path) as f:
+          for line in f:
+            parts = line.split()
+            if len(parts) == 2 and parts[0] == key:
+              counts[limit] = int(parts[1])
+        break
+      except (OSError, ValueError):
+        continue
+  return counts
 
 
 def _set_not_dumpable() -> None:
@@ -48,10 +74,43 @@ def _preimport_pytest() -> bool:
       except Exception:
         pass
     import _pytest.junitxml  # noqa: F401
+    # Third-party plugins pytest would autoload (hypothesis, anyio, xdist ...) and the
+    # libraries they pull in at configure time: importing them here is most of the saving.
+    from importlib import metadata
+    for entry_point in metadata.entry_points(group="pytest11"):
+      try:
+        entry_point.load()
+      except Exception:
+        pass
+    for name in ("hypothesis", "unittest.mock", "doctest", "pdb"):
+      try:
+        importlib.import_module(name)
+      except Exception:
+        pass
     import xml.etree.ElementTree  # noqa: F401
     return True
   except Exception:
     return False
+
+
+def _silence_preimport_warnings() -> None:
+  """pytest warns that plugins imported by the server cannot be assertion-rewritten.
+
+  A fresh interpreter would not have imported them before pytest started, so the warning is
+  an artefact of the fork-server; plugin modules are not rewritten in either case.
+  """
+  try:
+    from _pytest.assertion import rewrite
+    original = rewrite.AssertionRewritingHook._warn_already_imported
+    preloaded = set(sys.modules)
+
+    def warn_unless_preloaded(self, name):
+      if name not in preloaded:
+        original(self, name)
+
+    rewrite.AssertionRewritingHook._warn_already_imported = warn_unless_preloaded
+  except Exception:
+    pass
 
 
 def _pytest_args(command: str):
@@ -109,8 +168,11 @@ def _apply_limits(req: dict) -> None:
       (resource.RLIMIT_CORE, 0),
       (resource.RLIMIT_CPU, int(req["timeout"]) + 2),
       (resource.RLIMIT_FSIZE, int(req["max_file_mb"]) * mb),
-      (resource.RLIMIT_NPROC, int(req["max_procs"])),
   ]
+  # RLIMIT_NPROC counts every process of the uid on the kernel, so it is only right where the
+  # sandbox has a user namespace of its own (bubblewrap); containers use the pids cgroup.
+  if int(req["max_procs"]) > 0:
+    limits.append((resource.RLIMIT_NPROC, int(req["max_procs"])))
   if req.get("memory_mb"):
     limits.append((resource.RLIMIT_AS, int(req["memory_mb"]) * mb))
   for which, value in limits:
@@ -139,6 +201,7 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
     os.environ.clear()
     os.environ.update(env)
     import pytest
+    _silence_preimport_warnings()
     sys.argv = [os.path.join(os.path.dirname(pytest.__file__), "__main__.py")] + pytest_argv
     sys.path[0] = os.getcwd()
     # What a fresh interpreter would do with PYTHONPATH (and our sitecustomize on it).
@@ -168,8 +231,14 @@ def run(req: dict, warm_pytest: bool) -> dict:
   pytest_argv = _pytest_args(req["cmd"]) if warm_pytest else None
   out_r, out_w = os.pipe()
   err_r, err_w = os.pipe()
+  counters_before = _cgroup_counters()
   start = time.monotonic()
-  pid = os.fork()
+  try:
+    pid = os.fork()
+  except BlockingIOError:
+    # A runaway process tree left by an earlier command holds every pid: clear it and retry.
+    _kill_all_others()
+    pid = os.fork()
   if pid == 0:
     _child(req, out_w, err_w, pytest_argv)
   os.close(out_w)
@@ -226,6 +295,11 @@ def run(req: dict, warm_pytest: bool) -> dict:
   for name, needles in LIMIT_MESSAGES.items():
     if any(n in err or n in out for n in needles):
       limits.append(name)
+  for name, count in _cgroup_counters().items():
+    if count > counters_before.get(name, 0):
+      limits.append(name)
+  if "procs" in limits and not timed_out:
+    _kill_all_others()  # a fork bomb would otherwise keep the sandbox saturated
   if sig == signal.SIGXCPU:
     limits.append("cpu")
   if sig == signal.SIGXFSZ or b"File too large" in err:
@@ -234,8 +308,76 @@ def run(req: dict, warm_pytest: bool) -> dict:
       "exit_code": exit_code, "signal": sig, "timed_out": timed_out,
       "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
       "stdout_truncated": truncated[out_r], "stderr_truncated": truncated[err_r],
-      "duration_s": duration, "limits_hit": limits, "fast_path": pytest_argv is not None,
+      "duration_s": duration, "limits_hit": list(dict.fromkeys(limits)), "fast_path": pytest_argv is not None,
   }
+
+
+class PathError(Exception):
+  pass
+
+
+def _resolve(path, must_exist=False) -> str:
+  """Real path of a workspace-relative path; refuses escapes (absolute, .., symlinks out)."""
+  if not isinstance(path, str) or "\x00" in path:
+    raise PathError(f"workspace path must be a string without NUL bytes, got {path!r}")
+  if os.path.isabs(path):
+    raise PathError(f"absolute paths are not allowed in the workspace: {path!r}")
+  norm = os.path.normpath(path or ".")
+  if norm == ".." or norm.startswith("../"):
+    raise PathError(f"path escapes the workspace: {path!r}")
+  root = os.path.realpath(WORKSPACE)
+  real = os.path.realpath(os.path.join(root, norm))
+  if real != root and not real.startswith(root + "/"):
+    raise PathError(f"path {path!r} resolves outside the workspace (symlink?)")
+  if must_exist and not os.path.lexists(real):
+    raise FileNotFoundError(f"no such file in the workspace: {path!r}")
+  return real
+
+
+def file_op(req: dict) -> dict:
+  """read / write / list inside the workspace (container backends; bwrap does this host-side)."""
+  import base64
+  op = req["op"]
+  try:
+    if op == "read":
+      real = _resolve(req["path"], must_exist=True)
+      if os.path.isdir(real):
+        raise IsADirectoryError(f"{req['path']!r} is a directory")
+      fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
+      with os.fdopen(fd, "rb") as f:
+        data = f.read(int(req.get("max_bytes", 1 << 30)))
+      return {"data": base64.b64encode(data).decode()}
+    if op == "write":
+      real = _resolve(req["path"])
+      os.makedirs(os.path.dirname(real), exist_ok=True)
+      _resolve(os.path.relpath(real, os.path.realpath(WORKSPACE)))
+      fd = os.open(real, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+      with os.fdopen(fd, "wb") as f:
+        f.write(base64.b64decode(req["data"]))
+      return {"ok": True}
+    if op == "list":
+      root = os.path.realpath(WORKSPACE)
+      real = _resolve(req.get("path", "."), must_exist=True)
+      if not os.path.isdir(real):
+        return {"files": [os.path.relpath(real, root)]}
+      out = []
+      for dirpath, dirnames, filenames in os.walk(real):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        out += [os.path.relpath(os.path.join(dirpath, n), root) for n in filenames]
+        out += [os.path.relpath(os.path.join(dirpath, d), root) for d in dirnames
+                if os.path.islink(os.path.join(dirpath, d))]
+        if len(out) >= 10000:
+          break
+      return {"files": sorted(out)[:10000]}
+  except PathError as e:
+    return {"file_error": "path", "message": str(e)}
+  except FileNotFoundError as e:
+    return {"file_error": "not_found", "message": str(e)}
+  except IsADirectoryError as e:
+    return {"file_error": "is_dir", "message": str(e)}
+  except OSError as e:
+    return {"file_error": "os", "message": f"{type(e).__name__}: {e}"}
+  return {"file_error": "os", "message": f"unknown op {op!r}"}
 
 
 def main() -> None:
@@ -246,6 +388,12 @@ def main() -> None:
     os.dup2(devnull, fd)
   _set_not_dumpable()
   warm = os.environ.get("RLCODER_FORK_SERVER") == "1" and _preimport_pytest()
+  # Everything imported so far lives for the server's lifetime: freezing it keeps the
+  # children's garbage collections (pytest runs several) from walking, and copy-on-write
+  # faulting, the whole pre-imported heap.
+  import gc
+  gc.collect()
+  gc.freeze()
   proto_out.write(json.dumps({"ready": True, "warm": warm, "pid": os.getpid()}).encode() + b"\n")
   pending = b""
   while True:
@@ -259,6 +407,8 @@ def main() -> None:
       if req.get("op") == "kill_all":
         _kill_all_others()
         reply = {"ok": True}
+      elif req.get("op") in ("read", "write", "list"):
+        reply = file_op(req)
       else:
         try:
           reply = run(req, warm)
