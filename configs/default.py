@@ -74,6 +74,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.tasks.eval_split = "heldout"
   c.tasks.num_synthetic = 120
   c.tasks.synthetic_seed = 0
+  c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
+  c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
 
   # --- agent / rollouts ----------------------------------------------------------
   c.agent = ml_collections.ConfigDict()
@@ -126,6 +128,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.kl_kind = "k3"
   c.algo.kl_target = 0.0  # >0: adaptive KL controller towards this target
   c.algo.duration_weight = "none"  # none | linear (dt / mean dt) | inverse_log
+  c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.duration)
+  c.algo.duration_invalid_s = 1.0  # the time charged to a trajectory whose output is invalid
   c.algo.tis_cap = 0.0  # >0: truncated importance weights against the sampler
   c.algo.value_coef = 0.5
 
@@ -165,10 +169,15 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # --- paper features ---------------------------------------------------------------
   c.instrumentation = ml_collections.ConfigDict()
   c.instrumentation.backend = "none"  # none | ast | llm
+  c.instrumentation.llm_base_url = ""  # llm: an OpenAI-compatible server with a frozen model
+  c.instrumentation.llm_model = ""
   c.self_improve = ml_collections.ConfigDict()
   c.self_improve.enabled = False
   c.self_improve.capacity = 8
   c.self_improve.probability = 0.0
+  c.self_improve.probability_final = -1.0  # <0: constant; else linear schedule over training
+  c.self_improve.eviction = "lowest_score"  # lowest_score | oldest
+  c.self_improve.temperature = 1.0  # prioritised sampling: p ~ exp(score / temperature)
 
   if arg:
     _apply_arg(c, arg)
