@@ -145,6 +145,7 @@ class Evaluator:
   def __init__(self, config: Any, *, sandbox_config: Any = None,
                grade_fn: Callable[..., Any] | None = None):
     from rl import antihack, rewards  # pylint: disable=import-outside-toplevel
+    import rl.antihack.diff  # noqa: F401  # pylint: disable=import-outside-toplevel
     self.config = config
     self.sandbox_config = sandbox_config if sandbox_config is not None else sandbox_config_from(config)
     self._grade_fn = grade_fn
@@ -158,10 +159,13 @@ class Evaluator:
     self._rewards = rewards
 
   def _make_judge(self) -> Any:
-    if str(self.config.antihack.judge) == "none":
+    # Asynchronous judging is the trainer's (rl.judge.JudgeQueue over the finished records);
+    # here the judge runs synchronously in the grading worker.
+    if str(self.config.antihack.judge) == "none" or bool(self.config.antihack.judge_async):
       return None
     from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
-    return judge_lib.make_judge(self.config)
+    self._judge_lib = judge_lib
+    return judge_lib.make_judge(self.config.antihack)
 
   def new_context(self, task: Any) -> Any:
     """Per-episode facts for the online rules (it remembers the episode's own writes)."""
@@ -202,14 +206,17 @@ class Evaluator:
     report = None
     if workspace_dir is not None:
       report = self.grade(task, workspace_dir)
+      initial, final = read_text_files(task.repo_dir), read_text_files(workspace_dir)
       if self.rule_engine is not None:
         context = context if context is not None else self.new_context(task)
-        verdicts.append(self.rule_engine.check_diff(read_text_files(task.repo_dir),
-                                                    read_text_files(workspace_dir), context))
+        verdicts.append(self.rule_engine.check_diff(initial, final, context))
         verdicts.append(self.rule_engine.check_runtime(getattr(report, "runtime_evidence", None) or {}))
       if self.judge is not None:
-        verdicts.append(self.judge.judge_episode(task=task, steps=list(steps),
-                                                 workspace_dir=workspace_dir, report=report))
+        judge_input = self._judge_lib.JudgeInput(
+            statement=task.statement, steps=list(steps),
+            final_diff=self._antihack.diff.unified_diff(initial, final),
+            execution_log=str(getattr(report, "log", "") or ""))
+        verdicts.append(self.judge.score(judge_input).to_verdict())
     raw = self.scheme.final(report, {"final_run_index": 0}) if report is not None else self.no_gain_reward
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
                                    turn_rewards=turn_rewards)
