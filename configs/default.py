@@ -153,6 +153,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.tasks_per_iteration = 8
   c.trainer.eval_every = 10
   c.trainer.eval_samples = 1
+  c.trainer.eval_temperature = 0.0  # 0 = greedy decoding for evaluation
+  c.trainer.final_eval_samples = 1  # samples per held-out task after SFT and at the end
+  c.trainer.pad_multiple = 128  # sequence padding bucket (fewer recompilations)
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
   c.trainer.tensorboard = True
@@ -165,6 +168,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.steps = 200
   c.sft.lr = 1e-3
   c.sft.batch_size = 8
+  c.sft.demos_per_task = 2  # scripted-expert episodes per training task
 
   # --- paper features ---------------------------------------------------------------
   c.instrumentation = ml_collections.ConfigDict()
