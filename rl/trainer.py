@@ -1,21 +1,51 @@
 """The training loop: rollouts -> grading -> advantages -> jitted PPO updates.
 
-`run(config, workdir)` is what `train.py` calls. The loop body lives in
-`Trainer`; the math it calls is in rl.advantages, rl.losses and rl.update.
+`run(config, workdir)` is what `train.py` calls. One iteration:
+
+  sample tasks (G episodes each) -> batched rollouts in sandboxes (anti-hack, fresh-sandbox
+  grading, rewards) -> recompute log-probs / values / reference log-probs -> advantages from
+  the configured estimator -> PPO epochs over shuffled mini-batches (critic before actor)
+  -> metrics -> checkpoint.
+
+An optional SFT warm start on demonstrations (scripted-expert trajectories by default)
+runs first. Resume order: the run's own latest checkpoint, then `config.init_from`,
+then scratch; a resumed run continues with the same task order and RNG streams, so
+its metrics after the resume point equal an uninterrupted run's (timings aside).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
+import os
+import resource
+import time
 from pathlib import Path
+from typing import Any, Sequence
 
+import jax
+import jax.numpy as jnp
 import ml_collections
+import numpy as np
+from flax import nnx
 
+from rl import batching
 from rl import config as config_lib
+from rl import evaluation
+from rl import losses as losses_lib
+from rl import model as model_lib
+from rl import update as update_lib
+from rl.metrics import MetricWriter
+from rl.registry import ADVANTAGE_ESTIMATORS, DURATION_WEIGHTS
 
 
 class WorkdirError(RuntimeError):
   """The run directory belongs to a different config."""
+
+
+# Sections whose change does not make a run directory a different experiment.
+_RESUMABLE_SECTIONS = {"override_workdir", "trainer"}
 
 
 def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> Path:
@@ -23,7 +53,7 @@ def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> P
 
   A directory that already holds a *different* config is refused unless
   `config.override_workdir` is set, so a resumed run never silently mixes two
-  experiments.
+  experiments. (Changing `trainer.*`, e.g. more iterations, is allowed.)
   """
   workdir = Path(workdir)
   workdir.mkdir(parents=True, exist_ok=True)
@@ -31,9 +61,8 @@ def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> P
   resolved = json.loads(config_lib.to_json(config))
   if path.exists():
     previous = json.loads(path.read_text())
-    ignore = {"override_workdir", "trainer"}
     differing = sorted(k for k in set(previous) | set(resolved)
-                       if k not in ignore and previous.get(k) != resolved.get(k))
+                       if k not in _RESUMABLE_SECTIONS and previous.get(k) != resolved.get(k))
     if differing and not config.override_workdir:
       raise WorkdirError(
           f"{workdir} holds a run with a different config (sections {differing} differ); "
@@ -42,9 +71,513 @@ def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> P
   return workdir
 
 
-def run(config: ml_collections.ConfigDict, workdir: str | Path) -> None:
-  import jax
+def peak_rss_mb() -> float:
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
+
+def _percentiles(values: Sequence[float], prefix: str) -> dict[str, float]:
+  if not len(values):
+    return {}
+  p = np.percentile(np.asarray(values, np.float64), [10, 50, 90])
+  out = {f"{prefix}_p10": p[0], f"{prefix}_p50": p[1], f"{prefix}_p90": p[2]}
+  out[f"{prefix}_p90_over_p10"] = p[2] / max(p[0], 1.0)
+  return out
+
+
+class KLController:
+  """Fixed or adaptive (Ziegler et al. 2019) KL coefficient; host state, checkpointed."""
+
+  def __init__(self, coef: float, target: float, horizon: int = 10):
+    self.coef, self.target, self.horizon = float(coef), float(target), horizon
+
+  def update(self, observed_kl: float) -> None:
+    if self.target > 0 and math.isfinite(observed_kl):
+      error = float(np.clip(observed_kl / self.target - 1.0, -0.2, 0.2))
+      self.coef *= 1.0 + error / self.horizon
+
+  def state_dict(self) -> dict:
+    return {"coef": self.coef}
+
+  def load_state_dict(self, state: dict) -> None:
+    self.coef = float(state["coef"])
+
+
+@dataclasses.dataclass
+class Models:
+  policy_graphdef: Any
+  critic_graphdef: Any
+  model_config: model_lib.ModelConfig
+
+
+def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int):
+  """Policy (+ separate critic) as NNX modules: from an HF directory or a built-in preset."""
+  shared = config.model.value_head == "shared"
+  if config.model.hf_checkpoint:
+    loaded = model_lib.load_hf_checkpoint(config.model.hf_checkpoint,
+                                          dtype=model_lib.as_dtype(config.model.param_dtype))
+    cfg = loaded.config.replace(value_head="shared" if shared else "none", remat=config.model.remat,
+                                dtype=config.model.dtype)
+    policy = model_lib.init_model(cfg, seed=config.seed)
+    src = dict(nnx.to_flat_state(nnx.state(loaded, nnx.Param)))
+    nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
+  else:
+    cfg = model_lib.tiny_config(config.model.tiny, vocab_size=vocab_size, eos_token_id=eos_id,
+                                pad_token_id=pad_id, value_head="shared" if shared else "none",
+                                remat=config.model.remat, dtype=config.model.dtype,
+                                param_dtype=config.model.param_dtype)
+    policy = model_lib.init_model(cfg, seed=config.seed)
+  critic = None
+  if not shared:
+    critic = model_lib.make_critic(cfg, rngs=nnx.Rngs(params=config.seed + 1))
+    model_lib.copy_trunk(policy, critic)
+  return cfg, policy, critic
+
+
+def _copy(tree):
+  return jax.tree.map(lambda x: jnp.array(x, copy=True), tree)
+
+
+class Trainer:
+  """Owns the models, optimizers, rollout engine, task pools, checkpoints and metrics."""
+
+  def __init__(self, config: ml_collections.ConfigDict, workdir: str | Path):
+    from rl import agent as agent_lib
+    from rl import rollout as rollout_lib
+    from rl import tokenizer as tokenizer_lib
+    from rl.checkpoint import Checkpointer
+    from rl.trajectory import TrajectoryWriter
+
+    self.config = config
+    self.workdir = Path(workdir)
+    self.tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
+    self.renderer = agent_lib.ChatRenderer.from_config(self.tokenizer, config)
+    self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+    eos_id = self.renderer.end_of_turn_ids[-1]
+    cfg, policy, critic = build_models(config, len(self.tokenizer), eos_id, self.pad_id)
+    self.model_config = cfg
+    self.policy_graphdef, policy_state = nnx.split(policy, nnx.Param)
+    self.critic_graphdef, critic_state = (None, None) if critic is None else nnx.split(critic, nnx.Param)
+    self.settings = update_lib.UpdateSettings.from_config(config)
+    total_updates = self._updates_per_iteration() * max(config.trainer.iterations, 1)
+    o = config.optim
+    self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
+                                               warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
+                                               grad_clip=o.grad_clip)
+    self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
+                                               warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
+                                               grad_clip=o.grad_clip)
+    self.state = _copy(update_lib.TrainState(
+        step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
+        critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))
+    self.ref_params = None
+    self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
+                                                   self.policy_tx, self.critic_tx, self.settings)
+    self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
+    self.kl = KLController(config.algo.kl_coef, config.algo.kl_target)
+    self.iteration = 0
+    self.sft_done = not config.sft.enabled
+    self.host_extra: dict[str, Any] = {}
+    self.time_offset_s = 0.0
+
+    self.train_tasks, self.eval_tasks = self._load_tasks()
+    self.checkpointer = Checkpointer(self.workdir, keep=config.trainer.keep_checkpoints)
+    self.traj_writer = TrajectoryWriter(self.workdir / "trajectories")
+    self.model_policy = self._make_model_policy()
+    self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
+    self.rollout_lib = rollout_lib
+
+  # -- set-up --------------------------------------------------------------------------------------
+  def _updates_per_iteration(self) -> int:
+    c = self.config
+    batch = c.trainer.tasks_per_iteration * c.algo.group_size
+    return c.optim.ppo_epochs * max(batch // c.optim.mini_batch_size, 1)
+
+  def _load_tasks(self):
+    from rl.tasks import load_tasks
+
+    train = load_tasks(self.config, self.workdir, split=self.config.tasks.split)
+    evaluation_tasks = load_tasks(self.config, self.workdir, split=self.config.tasks.eval_split)
+    if not train:
+      raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r}")
+    return train, evaluation_tasks
+
+  def _make_model_policy(self):
+    from rl import policies
+    from rl import sampling
+
+    sampler = sampling.Sampler(self.policy_graphdef, self.model_config,
+                               max_cache_len=self.config.sampling.max_cache_len,
+                               stop_token_ids=list(self.renderer.stop_ids), pad_id=self.pad_id)
+    return policies.ModelPolicy(sampler, self.renderer, params=self.state.policy,
+                                temperature=self.config.sampling.temperature,
+                                top_p=self.config.sampling.top_p, top_k=self.config.sampling.top_k,
+                                seed=self.config.seed)
+
+  def temperature(self) -> float:
+    s, n = self.config.sampling, max(self.config.trainer.iterations - 1, 1)
+    frac = min(self.iteration / n, 1.0)
+    return float(s.temperature + frac * (s.temperature_final - s.temperature))
+
+  # -- host state ----------------------------------------------------------------------------------
+  def host_state(self) -> dict:
+    return {"iteration": self.iteration, "sft_done": self.sft_done, "kl": self.kl.state_dict(),
+            "time_s": self.writer.elapsed_s() if hasattr(self, "writer") else 0.0,
+            "data_position": self.iteration, **self.host_extra}
+
+  def device_state(self) -> dict:
+    return {"train": self.state, "ref": self.ref_params if self.ref_params is not None else {}}
+
+  def save(self, metrics: dict | None = None) -> None:
+    self.checkpointer.save(self.iteration, self.device_state(), self.host_state(), metrics)
+
+  def maybe_resume(self) -> str:
+    """Resume order: own latest checkpoint, then config.init_from, then scratch."""
+    if self.checkpointer.latest_step() is not None:
+      abstract = {"train": self.state, "ref": self.state.policy}
+      restored, host, step = self.checkpointer.restore(abstract)
+      self.state = restored["train"]
+      self.ref_params = restored["ref"]
+      self.iteration = int(host["iteration"])
+      self.sft_done = bool(host["sft_done"])
+      self.kl.load_state_dict(host["kl"])
+      self.time_offset_s = float(host.get("time_s", 0.0))
+      self.host_extra = {k: v for k, v in host.items()
+                         if k not in ("iteration", "sft_done", "kl", "time_s", "data_position")}
+      return f"resumed from {self.workdir / 'checkpoints'} at iteration {step}"
+    if self.config.init_from:
+      self._init_from(self.config.init_from)
+      return f"initialised weights from {self.config.init_from}"
+    return "started from scratch"
+
+  def _init_from(self, path: str) -> None:
+    path = Path(path)
+    if (path / "config.json").exists() and any(path.glob("*.safetensors")):
+      loaded = model_lib.load_hf_checkpoint(path)
+      src = nnx.state(loaded, nnx.Param)
+      policy = nnx.merge(self.policy_graphdef, self.state.policy)
+      nnx.update(policy, src)
+      self.state = self.state.replace(policy=_copy(nnx.state(policy, nnx.Param)))
+      return
+    from rl.checkpoint import Checkpointer
+
+    other = Checkpointer(path, keep=1, best_metric=None)
+    restored, _, _ = other.restore({"train": self.state, "ref": self.state.policy})
+    self.state = self.state.replace(policy=restored["train"].policy, critic=restored["train"].critic)
+    other.close()
+
+  # -- data ----------------------------------------------------------------------------------------
+  def sample_tasks(self, iteration: int) -> list:
+    """Deterministic per iteration (resume-safe): tasks drawn by source weight, no repeats."""
+    rng = np.random.default_rng([self.config.seed, iteration, 17])
+    n = min(self.config.trainer.tasks_per_iteration, len(self.train_tasks))
+    weights = np.asarray([float(getattr(t, "sampling_weight", 1.0) or 1.0) for t in self.train_tasks])
+    idx = rng.choice(len(self.train_tasks), size=n, replace=False, p=weights / weights.sum())
+    return [self.train_tasks[i] for i in idx]
+
+  # -- SFT -----------------------------------------------------------------------------------------
+  def demonstrations(self) -> list:
+    from rl import policies
+
+    c = self.config
+    if c.sft.demonstrations:
+      return self.rollout_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
+    expert = policies.ScriptedExpert(self.renderer, seed=c.seed)
+    engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
+    engine.set_model_info("scripted-expert", 0)
+    episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
+    ok = [e for e in episodes if e.success]
+    print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task")
+    return ok
+
+  def run_sft(self, writer: MetricWriter) -> dict:
+    c = self.config
+    demos = self.demonstrations()
+    if not demos:
+      raise RuntimeError("SFT: no successful demonstrations")
+    batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple)
+    tx = update_lib.make_optimizer(c.sft.lr, schedule="cosine", total_steps=c.sft.steps,
+                                   warmup_steps=min(20, c.sft.steps // 10), grad_clip=c.optim.grad_clip)
+    settings = dataclasses.replace(self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
+    step_fn = update_lib.make_sft_step(self.policy_graphdef, tx, settings)
+    params, opt = _copy(self.state.policy), tx.init(self.state.policy)
+    rng = np.random.default_rng([c.seed, 99])
+    t0 = time.perf_counter()
+    nll = []
+    for step in range(c.sft.steps):
+      rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
+      sub = batch.select(rows)
+      T = int(min(batch.tokens.shape[1], batching._round_up(int(sub.lengths.max()), c.trainer.pad_multiple)))
+      mb = {"tokens": jnp.asarray(sub.tokens[:, :T]), "valid": jnp.asarray(sub.valid[:, :T]),
+            "mask": jnp.asarray(sub.action_mask[:, :T])}
+      params, opt, metrics = step_fn(params, opt, mb)
+      nll.append(float(metrics["sft/nll"]))
+      if step % 20 == 0 or step == c.sft.steps - 1:
+        print(f"sft step {step}: nll {nll[-1]:.3f}")
+    self.state = self.state.replace(policy=params)
+    if self.critic_graphdef is not None:  # the critic starts from the SFT trunk
+      critic = nnx.merge(self.critic_graphdef, self.state.critic)
+      model_lib.copy_trunk(nnx.merge(self.policy_graphdef, params), critic)
+      self.state = self.state.replace(critic=_copy(nnx.state(critic, nnx.Param)))
+      self.state = self.state.replace(critic_opt=self.critic_tx.init(self.state.critic))
+    self.state = self.state.replace(policy_opt=self.policy_tx.init(self.state.policy))
+    self.sft_done = True
+    return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
+            "sft/demonstrations": len(demos), "sft/time_s": time.perf_counter() - t0}
+
+  # -- evaluation -------------------------------------------------------------------------------
+  def evaluate(self, tasks: Sequence | None = None, samples: int | None = None) -> dict:
+    tasks = list(self.eval_tasks if tasks is None else tasks)
+    if not tasks:
+      return {}
+    samples = samples or self.config.trainer.eval_samples
+    self.model_policy.set_params(self.state.policy, temperature=self.config.trainer.eval_temperature,
+                                 seed=self.config.seed + 7)
+    self.engine.set_model_info(str(self.workdir), self.iteration, self.config.trainer.eval_temperature)
+    writer, self.engine.writer = self.engine.writer, None
+    try:
+      episodes, _ = self.engine.run(tasks, group_size=samples)
+    finally:
+      self.engine.writer = writer
+    table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
+                                       ks=sorted({1, samples}))
+    return {f"eval/{k}": v for k, v in table.items()}
+
+  # -- one RL iteration -----------------------------------------------------------------------------
+  def _score(self, batch: batching.RolloutBatch, temperature: float) -> dict:
+    """Log-probs, values and reference log-probs under the current params, in micro-batches."""
+    mb = self.config.optim.micro_batch_size
+    outs = []
+    ref = self.ref_params if self._needs_ref() else None
+    for s in range(0, batch.tokens.shape[0], mb):
+      out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[s:s + mb]),
+                          jnp.asarray(batch.valid[s:s + mb]), jnp.float32(temperature))
+      outs.append(jax.tree.map(np.asarray, out))
+    return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+
+  def _needs_ref(self) -> bool:
+    return self.config.algo.kl_coef > 0 or self.config.algo.kl_target > 0
+
+  def _pad_rows(self, batch: batching.RolloutBatch) -> batching.RolloutBatch:
+    """Pads the batch to a multiple of the mini-batch size with fully masked rows."""
+    m = self.config.optim.mini_batch_size
+    B = batch.tokens.shape[0]
+    extra = (-B) % m
+    if not extra:
+      return batch
+    rows = np.concatenate([np.arange(B), np.zeros(extra, int)])
+    padded = batch.select(rows)
+    padded.action_mask[B:] = 0.0
+    padded.scores[B:] = 0.0
+    padded.group_ids[B:] = -1 - np.arange(extra)
+    return padded
+
+  def train_iteration(self) -> dict:
+    c = self.config
+    it = self.iteration
+    timings = {}
+    t0 = time.perf_counter()
+    temperature = self.temperature()
+    tasks = self.sample_tasks(it)
+    self.model_policy.set_params(self.state.policy, temperature=temperature, seed=c.seed * 100_003 + it)
+    self.engine.set_model_info(str(self.workdir), it, temperature)
+    episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
+    timings["time/rollout_s"] = time.perf_counter() - t0
+    sample_tokens = sum(sum(e.action_mask) for e in episodes)
+
+    t1 = time.perf_counter()
+    batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
+                                                      pad_multiple=c.trainer.pad_multiple))
+    B, T = batch.tokens.shape
+    scored = self._score(batch, temperature)
+    mask = batch.action_mask
+    token_rewards = batch.turn_rewards.copy()
+    metrics: dict[str, float] = {}
+    if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
+      kl = np.asarray(losses_lib.kl_penalty(scored["logprobs"], scored["ref_logprobs"], c.algo.kl_kind)) * mask
+      token_rewards -= self.kl.coef * kl
+      metrics["kl/reward_kl_mean"] = float(kl.sum() / max(mask.sum(), 1))
+    est_batch = {"mask": mask, "scores": batch.scores, "token_rewards": token_rewards,
+                 "group_ids": batch.group_ids, "truncated": batch.truncated}
+    if "values" in scored:
+      est_batch["values"] = scored["values"] * mask
+    advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
+    advantages = np.asarray(advantages, np.float32)
+    returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
+    sample_weights = np.asarray(DURATION_WEIGHTS.get(c.algo.duration_weight)(
+        np.maximum(batch.durations, 1e-3)), np.float32)
+    token_weights = np.ones_like(mask)
+    has_sampler = np.ones((B,), np.float32)
+    if c.algo.tis_cap > 0:  # truncated importance weights against the sampler's log-probs
+      token_weights = np.minimum(np.exp(np.clip(scored["logprobs"] - batch.sampler_logprobs, -20, 20)),
+                                 c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
+    full = {
+        "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
+        "returns": returns, "old_logprobs": scored["logprobs"] * mask,
+        "old_values": scored.get("values", np.zeros_like(mask)) * mask,
+        "ref_logprobs": scored.get("ref_logprobs", scored["logprobs"]) * mask,
+        "sampler_logprobs": batch.sampler_logprobs * mask, "token_weights": token_weights,
+        "sample_weights": sample_weights, "has_sampler": has_sampler,
+    }
+    timings["time/score_s"] = time.perf_counter() - t1
+
+    t2 = time.perf_counter()
+    train_policy = it >= c.optim.critic_warmup_iterations
+    has_critic = "values" in scored and c.algo.advantage_estimator == "gae"
+    update_metrics: list[dict] = []
+    rng = np.random.default_rng([c.seed, it, 23])
+    mbs = c.optim.mini_batch_size
+    for epoch in range(c.optim.ppo_epochs):
+      order = rng.permutation(B)
+      for s in range(0, B, mbs):
+        rows = order[s:s + mbs]
+        mb = {k: v[rows] for k, v in full.items()}
+        T_mb = int(min(T, batching._round_up(int(batch.lengths[rows].max()), c.trainer.pad_multiple)))
+        mb = {k: (v[:, :T_mb] if v.ndim == 2 else v) for k, v in mb.items()}
+        scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
+                   "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
+                   "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature)}
+        jmb = {k: jnp.asarray(v) for k, v in mb.items()}
+        for extra in range(c.optim.critic_updates_per_policy_update - 1 if has_critic else 0):
+          self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
+        self.state, m = self.update_step(self.state, jmb, scalars, train_policy, has_critic)
+        update_metrics.append(jax.tree.map(float, m))
+    update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
+    timings["time/update_s"] = time.perf_counter() - t2
+
+    # -- metrics -----------------------------------------------------------------------------------
+    real = np.arange(B) < len(episodes)
+    lengths = [len(e.tokens) for e in episodes]
+    turns = [len(e.turn_ends) for e in episodes]
+    for key in (update_metrics[0] if update_metrics else {}):
+      metrics[key] = float(np.mean([m[key] for m in update_metrics if key in m]))
+    m_bool = mask[real].astype(bool)
+    metrics.update({
+        "train/reward_mean": float(np.mean([e.final_reward for e in episodes])),
+        "train/reward_std": float(np.std([e.final_reward for e in episodes])),
+        "train/success_rate": float(np.mean([e.success for e in episodes])),
+        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in episodes])),
+        "train/temperature": temperature,
+        "adv/mean": float(advantages[real][m_bool].mean()) if m_bool.any() else 0.0,
+        "adv/std": float(advantages[real][m_bool].std()) if m_bool.any() else 0.0,
+        "returns/mean": float(returns[real][m_bool].mean()) if m_bool.any() else 0.0,
+        "kl/coef": self.kl.coef,
+        "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
+        "perf/update_tokens_per_s": update_tokens / max(timings["time/update_s"], 1e-9),
+    })
+    if has_critic:
+      metrics["critic/explained_variance"] = update_lib.explained_variance(
+          scored["values"][real], returns[real], mask[real])
+    metrics.update(_percentiles(lengths, "length/tokens"))
+    metrics.update(_percentiles(turns, "length/turns"))
+    succ = [l for l, e in zip(lengths, episodes) if e.success]
+    fail = [l for l, e in zip(lengths, episodes) if not e.success]
+    if succ:
+      metrics["length/tokens_success_mean"] = float(np.mean(succ))
+    if fail:
+      metrics["length/tokens_failure_mean"] = float(np.mean(fail))
+    metrics.update(_hack_metrics(episodes))
+    metrics.update(rollout_metrics)
+    metrics.update(timings)
+    if "actor/approx_kl" in metrics:
+      self.kl.update(metrics.get("actor/kl_loss", metrics["actor/approx_kl"]))
+    return metrics
+
+  # -- the whole run ------------------------------------------------------------------------------------
+  def run(self) -> dict:
+    c = self.config
+    t_start = time.perf_counter()
+    status = self.maybe_resume()
+    print(status)
+    self.writer = MetricWriter(self.workdir, tensorboard=c.trainer.tensorboard, wandb=c.trainer.wandb,
+                               config=c.to_dict(), process_index=jax.process_index(),
+                               time_offset_s=self.time_offset_s)
+    self.writer.truncate_after(self.iteration)
+    summary_path = self.workdir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    if not self.sft_done:
+      sft_metrics = self.run_sft(self.writer)
+      summary.update({k.replace("/", "_"): v for k, v in sft_metrics.items()})
+      if self.eval_tasks:
+        sft_eval = self.evaluate(samples=c.trainer.final_eval_samples)
+        summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
+        print(f"held-out pass@1 after SFT: {summary['heldout_pass@1_sft']}")
+      summary_path.write_text(json.dumps(summary, indent=2))
+    if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
+      self.ref_params = _copy(self.state.policy)
+    if self.iteration == 0:
+      self.save()
+    progress = _progress(c.trainer.iterations, self.iteration)
+    while self.iteration < c.trainer.iterations:
+      metrics = self.train_iteration()
+      self.iteration += 1
+      if c.trainer.eval_every and (self.iteration % c.trainer.eval_every == 0
+                                   or self.iteration == c.trainer.iterations):
+        metrics.update(self.evaluate())
+      row = self.writer.write_scalars(self.iteration, metrics)
+      if self.iteration % c.trainer.checkpoint_every == 0 or self.iteration == c.trainer.iterations:
+        self.save(row)
+      progress(self.iteration, row)
+    final = self.evaluate(samples=c.trainer.final_eval_samples) if self.eval_tasks else {}
+    summary.update({
+        "iterations": self.iteration,
+        "wall_time_s": self.writer.elapsed_s(),
+        "session_wall_time_s": time.perf_counter() - t_start,
+        "peak_rss_mb": peak_rss_mb(),
+        "heldout_pass@1_final": final.get("eval/pass@1"),
+    })
+    summary_path.write_text(json.dumps(summary, indent=2))
+    self.writer.close()
+    self.checkpointer.close()
+    self.traj_writer.close()
+    return summary
+
+
+def _pass_fraction(episode) -> float:
+  tests = episode.record.get("tests") or {}
+  total = tests.get("total") or 0
+  return float(tests.get("passed", 0)) / total if total else 0.0
+
+
+def _hack_metrics(episodes) -> dict[str, float]:
+  out: dict[str, float] = {}
+  n = max(len(episodes), 1)
+  stages: dict[str, int] = {}
+  rules: dict[str, int] = {}
+  for e in episodes:
+    hack = e.record.get("hack") or {}
+    if hack.get("flagged"):
+      stages[str(hack.get("stage"))] = stages.get(str(hack.get("stage")), 0) + 1
+      for rule in hack.get("rules") or []:
+        rules[rule] = rules.get(rule, 0) + 1
+  for stage, count in stages.items():
+    out[f"antihack/flag_rate_{stage}"] = count / n
+  for rule, count in rules.items():
+    out[f"antihack/rule/{rule}"] = count / n
+  return out
+
+
+def _progress(total: int, start: int):
+  """A one-line progress display (rich when the terminal is interactive)."""
+  try:
+    from rich.console import Console
+
+    console = Console()
+  except ImportError:
+    console = None
+
+  def show(iteration: int, row: dict) -> None:
+    msg = (f"iter {iteration}/{total}  reward {row.get('train/reward_mean', float('nan')):.3f}  "
+           f"success {row.get('train/success_rate', float('nan')):.2f}  "
+           f"pass@1 {row.get('eval/pass@1', float('nan')):.2f}  t {row.get('time_s', 0):.0f}s")
+    if console is not None:
+      console.print(msg)
+    else:
+      print(msg, flush=True)
+
+  return show
+
+
+def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
   config_lib.validate(config, num_devices=jax.device_count())
   workdir = prepare_workdir(config, workdir)
-  print(f"config written to {workdir / 'config.json'}")
+  return Trainer(config, workdir).run()
