@@ -1,0 +1,132 @@
+"""Task sources (registry entries chosen by config) and weighted mixing of several sources.
+
+A source is `source(config, workdir, arg=None) -> list[Task]` returning tasks of every split;
+callers pick a split through `task.split` or `TaskMixture`. In `config.tasks.sources` an
+entry "name:arg" passes `arg` (e.g. ("dir:/data/quixbugs_tasks", 0.3)).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import random
+from typing import Any, Sequence
+
+from rl.registry import TASK_SOURCES
+from rl.tasks.format import Task, TaskError, load_task_root
+
+
+def _tasks_config(config: Any) -> Any:
+  return config.tasks if hasattr(config, "tasks") else config
+
+
+def sandbox_config_from(config: Any) -> Any:
+  """A sandbox.SandboxConfig from `config.sandbox` (fields SandboxConfig does not know are ignored)."""
+  from sandbox import SandboxConfig  # pylint: disable=import-outside-toplevel
+  section = getattr(config, "sandbox", None)
+  if section is None:
+    return SandboxConfig()
+  values = dict(section.items()) if hasattr(section, "items") else dict(vars(section))
+  known = {f.name for f in dataclasses.fields(SandboxConfig)} if dataclasses.is_dataclass(SandboxConfig) else set(values)
+  kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in values.items() if k in known}
+  return SandboxConfig(**kwargs)
+
+
+@TASK_SOURCES.register("synthetic")
+def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
+  """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks).
+
+  Regenerates only when the seed, count or library changed. Verification uses the
+  sandbox; config.tasks.verify_with = "subprocess" (if set) runs it without isolation.
+  """
+  from rl.tasks.synthetic import cached_or_generate  # pylint: disable=import-outside-toplevel
+  t = _tasks_config(config)
+  root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks")
+  grader = t.get("verify_with", "sandbox")
+  sandbox_config = sandbox_config_from(config) if grader == "sandbox" else None
+  return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
+                            grader=grader, sandbox_config=sandbox_config,
+                            workers=int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2))
+
+
+@TASK_SOURCES.register("dir")
+def dir_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
+  """Every task under a root directory (arg, else config.tasks.root)."""
+  del workdir
+  t = _tasks_config(config)
+  root = arg or t.get("root", "")
+  if not root:
+    raise TaskError("task source 'dir' needs a root: set config.tasks.root or use 'dir:/path/to/root'")
+  return load_task_root(root)
+
+
+def _rng(seed_or_rng: Any) -> random.Random:
+  if isinstance(seed_or_rng, random.Random):
+    return seed_or_rng
+  if hasattr(seed_or_rng, "integers"):  # numpy Generator
+    return random.Random(int(seed_or_rng.integers(0, 2**31 - 1)))
+  return random.Random(seed_or_rng)
+
+
+class TaskMixture:
+  """Tasks from several weighted sources; sampling picks a source by weight, then a task."""
+
+  def __init__(self, sources: Sequence[tuple[str, float, Sequence[Task]]]):
+    if not sources:
+      raise ValueError("a task mixture needs at least one source")
+    for name, weight, _ in sources:
+      if not weight > 0:
+        raise ValueError(f"task source {name!r}: weight must be positive, got {weight}")
+    self.sources = [(name, float(weight), list(tasks)) for name, weight, tasks in sources]
+
+  def tasks(self, split: str | None = None, difficulty: str | None = None) -> list[Task]:
+    seen, out = set(), []
+    for _, _, tasks in self.sources:
+      for t in tasks:
+        if (split is None or t.split == split) and (difficulty is None or t.difficulty == difficulty):
+          if t.id not in seen:
+            seen.add(t.id)
+            out.append(t)
+    return out
+
+  def sample(self, n: int, rng: Any = 0, split: str | None = None, difficulty: str | None = None) -> list[Task]:
+    """`n` tasks drawn with replacement: source by weight, then uniformly within it."""
+    rng = _rng(rng)
+    pools = []
+    for name, weight, tasks in self.sources:
+      pool = [t for t in tasks if (split is None or t.split == split)
+              and (difficulty is None or t.difficulty == difficulty)]
+      if pool:
+        pools.append((name, weight, pool))
+    if not pools:
+      raise TaskError(f"no tasks for split={split!r} difficulty={difficulty!r} in sources "
+                      f"{[s[0] for s in self.sources]}")
+    weights = [w for _, w, _ in pools]
+    out = []
+    for _ in range(n):
+      _, _, pool = rng.choices(pools, weights=weights)[0]
+      out.append(pool[rng.randrange(len(pool))])
+    return out
+
+  def __len__(self) -> int:
+    return len(self.tasks())
+
+  def __repr__(self) -> str:
+    return "TaskMixture(" + ", ".join(f"{n}:{w:g}x{len(t)}" for n, w, t in self.sources) + ")"
+
+
+def load_tasks(config: Any, workdir: str | os.PathLike) -> TaskMixture:
+  """The mixture named by config.tasks.sources, e.g. (("synthetic", 0.7), ("dir:/data/qb", 0.3))."""
+  t = _tasks_config(config)
+  loaded = []
+  for entry in t.sources:
+    if isinstance(entry, str):
+      name, weight = entry, 1.0
+    else:
+      name, weight = entry
+    base, _, arg = str(name).partition(":")
+    source = TASK_SOURCES.get(base)
+    tasks = source(config, workdir, arg=arg) if arg else source(config, workdir)
+    loaded.append((name, weight, tasks))
+  return TaskMixture(loaded)
