@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import functools
 import http.client
 import json
 import logging
@@ -341,6 +342,8 @@ class LocalJudge(Judge):
     self._loader = loader
     self._tokenizer = tokenizer
     self._model = None
+    self._forward = None
+    self.length_bucket = 128
     self._yes_no: tuple[list[int], list[int]] | None = None
     self._lock = threading.Lock()
     load_prompt(template, "system"), load_prompt(template, "local")
@@ -352,11 +355,21 @@ class LocalJudge(Judge):
       from rl.model import load_hf_checkpoint  # heavy import only when the local judge is used
       self._loader = load_hf_checkpoint
     self._model = self._loader(self.checkpoint)
+    self._forward = self._model
+    try:
+      from flax import nnx
+      if isinstance(self._model, nnx.Module):
+        # Jitted once per padded length bucket (see _probability), so judging is compile-once.
+        self._forward = functools.partial(nnx.jit(lambda model, ids: model(ids)), self._model)
+    except ImportError:
+      pass
     if self._tokenizer is None:
       from transformers import AutoTokenizer
       self._tokenizer = AutoTokenizer.from_pretrained(self.checkpoint)
-    self._yes_no = (self._first_tokens(("yes", "Yes", " yes", " Yes", "YES")),
-                    self._first_tokens(("no", "No", " no", " No", "NO")))
+    yes = self._first_tokens(("yes", "Yes", " yes", " Yes", "YES"))
+    no = self._first_tokens(("no", "No", " no", " No", "NO"))
+    shared = set(yes) & set(no)  # e.g. a lone space or byte token: evidence for neither answer
+    self._yes_no = ([i for i in yes if i not in shared], [i for i in no if i not in shared])
     if not self._yes_no[0] or not self._yes_no[1]:
       raise ValueError("the judge tokenizer cannot encode 'yes'/'no'")
 
@@ -396,7 +409,15 @@ class LocalJudge(Judge):
     with self._lock:
       self._load()
       ids = self.prompt_ids(judge_input)
-      logits = np.asarray(self._model(np.asarray([ids], dtype=np.int32)), dtype=np.float64)[0, -1]
+      # Right-pad to a bucket: the model is causal, so padding after the prompt cannot change
+      # the logits at its last token, and few distinct lengths mean few compilations.
+      length = -(-len(ids) // self.length_bucket) * self.length_bucket
+      padded = np.zeros((1, length), dtype=np.int32)
+      padded[0, :len(ids)] = ids
+      out = self._forward(padded)
+      if isinstance(out, (tuple, list)):  # (logits, values) style outputs
+        out = out[0]
+      logits = np.asarray(out, dtype=np.float64)[0, len(ids) - 1]
     yes_ids, no_ids = self._yes_no
     top = logits.max()
     p_yes = np.exp(logits[yes_ids] - top).sum()
