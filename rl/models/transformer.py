@@ -1,0 +1,531 @@
+"""Decoder-only transformer (Qwen2 / Llama families) in Flax NNX, with value heads and a KV cache.
+
+Modules hold the weights; the math callers jit lives in pure functions of `(graphdef, state, ...)`
+(`forward`, `token_logprobs`, ...), so the update step and the sampler split the model once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+Array = jax.Array
+
+_DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
+VALUE_HEADS = ("none", "shared", "separate")
+
+
+def as_dtype(dtype: Any) -> Any:
+  """Maps "float32"/"bfloat16"/"float16" or a numpy/jax dtype to a jnp dtype; errors otherwise."""
+  if isinstance(dtype, str):
+    if dtype not in _DTYPES:
+      raise ValueError(f"unknown dtype {dtype!r}; known: {sorted(_DTYPES)}")
+    return _DTYPES[dtype]
+  name = jnp.dtype(dtype).name
+  if name not in _DTYPES:
+    raise ValueError(f"unsupported dtype {name!r}; known: {sorted(_DTYPES)}")
+  return _DTYPES[name]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+  """Shape and numerics of one transformer. Field names follow Hugging Face's config.json."""
+
+  vocab_size: int = 4096
+  hidden_size: int = 256
+  num_layers: int = 4
+  num_heads: int = 4
+  num_kv_heads: int = 2
+  head_dim: int = 0  # 0 = hidden_size // num_heads
+  intermediate_size: int = 704
+  rope_theta: float = 1_000_000.0
+  rope_scaling: tuple[tuple[str, Any], ...] | None = None  # llama3 scaling as sorted items
+  rms_norm_eps: float = 1e-6
+  qkv_bias: bool = True  # Qwen2: True; Llama: False (attention_bias)
+  o_bias: bool = False
+  mlp_bias: bool = False
+  tie_word_embeddings: bool = True
+  max_position_embeddings: int = 32768
+  architecture: str = "qwen2"  # "qwen2" | "llama": only changes the exported config.json
+  bos_token_id: int | None = None
+  eos_token_id: int | None = 2
+  pad_token_id: int | None = 0
+  dtype: str = "float32"  # activations
+  param_dtype: str = "float32"
+  remat: bool = False  # rematerialise each layer in the backward pass
+  value_head: str = "none"  # "none" | "shared": scalar head on this trunk (see Critic for "separate")
+
+  def __post_init__(self):
+    if self.hidden_size % self.num_heads and not self.head_dim:
+      raise ValueError(f"hidden_size {self.hidden_size} not divisible by num_heads {self.num_heads}")
+    if self.num_heads % self.num_kv_heads:
+      raise ValueError(f"num_heads {self.num_heads} not a multiple of num_kv_heads {self.num_kv_heads}")
+    if self.value_head not in VALUE_HEADS:
+      raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {self.value_head!r}")
+    if self.architecture not in ("qwen2", "llama"):
+      raise ValueError(f"architecture must be 'qwen2' or 'llama', got {self.architecture!r}")
+    as_dtype(self.dtype)
+    as_dtype(self.param_dtype)
+
+  @property
+  def dim_per_head(self) -> int:
+    return self.head_dim or self.hidden_size // self.num_heads
+
+  def replace(self, **kwargs) -> "ModelConfig":
+    return dataclasses.replace(self, **kwargs)
+
+  def num_params(self) -> int:
+    d, f, h, kv, dh = (self.hidden_size, self.intermediate_size, self.num_heads,
+                       self.num_kv_heads, self.dim_per_head)
+    attn = d * h * dh * 2 + d * kv * dh * 2 + (h + 2 * kv) * dh * self.qkv_bias
+    per_layer = attn + 3 * d * f + 2 * d
+    embed = self.vocab_size * d * (1 if self.tie_word_embeddings else 2)
+    return self.num_layers * per_layer + embed + d
+
+
+PRESETS = {
+    # The default experiment's model: ~4M parameters with the 4096-token tiny tokenizer.
+    "tiny": dict(hidden_size=256, num_layers=4, num_heads=4, num_kv_heads=2, intermediate_size=704),
+    # Unit tests: compiles in a second or two.
+    "test": dict(hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, intermediate_size=128),
+}
+
+
+def tiny_config(name: str = "tiny", **overrides) -> ModelConfig:
+  """A built-in preset sized for the committed tiny tokenizer ("tiny" or "test")."""
+  if name not in PRESETS:
+    raise ValueError(f"unknown tiny model preset {name!r}; known: {sorted(PRESETS)}")
+  return ModelConfig(**{**PRESETS[name], **overrides})
+
+
+# --- modules ----------------------------------------------------------------------------------
+
+
+class ParamInit:
+  """Deterministic weight initialiser: every call draws a fresh stream from (seed, counter).
+
+  Values come from a counter-based integer hash (murmur3 finaliser) instead of jax.random:
+  XLA on CPU compiles one threefry kernel per weight slowly (tens of seconds for a small model),
+  while this hash compiles in milliseconds. Uniform with variance 1/fan_in, like LeCun normal.
+  """
+
+  def __init__(self, seed: int = 0):
+    self.seed = int(seed) & 0xFFFFFFFF
+    self.counter = 0
+
+  def __call__(self, shape: Sequence[int], fan_in: float, dtype) -> Array:
+    self.counter += 1
+    n = int(np.prod(shape))
+    h = jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0x9E3779B1)
+    h = h + jnp.uint32((self.seed * 0x85EBCA6B + self.counter * 0xC2B2AE35) & 0xFFFFFFFF)
+    for shift, mult in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)):
+      h = (h ^ (h >> shift)) * jnp.uint32(mult)
+    h = h ^ (h >> 16)
+    uniform = (h >> 8).astype(jnp.float32) * (1.0 / (1 << 24))  # [0, 1)
+    values = (uniform * 2.0 - 1.0) * math.sqrt(3.0 / fan_in)
+    return values.reshape(shape).astype(dtype)
+
+
+def _param(init: ParamInit, shape: Sequence[int], axes: tuple[str | None, ...], dtype, scale=None):
+  """A random weight (variance 1/fan_in) tagged with logical axis names for sharding."""
+  return nnx.Param(init(shape, shape[0] if scale is None else scale, dtype), logical_axes=axes)
+
+
+def _zeros(shape, axes, dtype):
+  return nnx.Param(jnp.zeros(shape, dtype), logical_axes=axes)
+
+
+def _ones(shape, axes, dtype):
+  return nnx.Param(jnp.ones(shape, dtype), logical_axes=axes)
+
+
+class RMSNorm(nnx.Module):
+
+  def __init__(self, dim: int, eps: float, param_dtype):
+    self.weight = _ones((dim,), ("norm",), param_dtype)
+    self.eps = eps
+
+  def __call__(self, x: Array) -> Array:
+    x32 = x.astype(jnp.float32)
+    normed = x32 * jax.lax.rsqrt(jnp.mean(x32 * x32, axis=-1, keepdims=True) + self.eps)
+    # Matches HF: normalise in float32, cast back, then scale.
+    return self.weight.get_value().astype(x.dtype) * normed.astype(x.dtype)
+
+
+def rope_frequencies(config: ModelConfig) -> np.ndarray:
+  """Inverse frequencies [head_dim/2], with Llama-3 style scaling when configured."""
+  dh = config.dim_per_head
+  inv_freq = 1.0 / (config.rope_theta ** (np.arange(0, dh, 2, dtype=np.float64) / dh))
+  if config.rope_scaling:
+    scaling = dict(config.rope_scaling)
+    kind = scaling.get("rope_type", scaling.get("type"))
+    if kind in ("default", None):
+      return inv_freq.astype(np.float32)
+    if kind != "llama3":
+      raise ValueError(f"unsupported rope_scaling type {kind!r} (supported: default, llama3)")
+    factor = scaling["factor"]
+    low, high = scaling.get("low_freq_factor", 1.0), scaling.get("high_freq_factor", 4.0)
+    old_len = scaling["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = old_len / low, old_len / high
+    wavelen = 2 * math.pi / inv_freq
+    scaled = np.where(wavelen > low_wavelen, inv_freq / factor, inv_freq)
+    smooth = (old_len / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+    inv_freq = np.where(medium, smoothed, scaled)
+  return inv_freq.astype(np.float32)
+
+
+def apply_rope(x: Array, positions: Array, inv_freq: np.ndarray) -> Array:
+  """Rotate-half RoPE (the HF Qwen2/Llama layout). x [B, T, H, Dh], positions [B, T]."""
+  freqs = positions.astype(jnp.float32)[..., None] * jnp.asarray(inv_freq)  # [B, T, Dh/2]
+  cos = jnp.cos(freqs)[:, :, None, :]
+  sin = jnp.sin(freqs)[:, :, None, :]
+  x1, x2 = jnp.split(x.astype(jnp.float32), 2, axis=-1)
+  out = jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+  return out.astype(x.dtype)
+
+
+@flax.struct.dataclass
+class KVCache:
+  """Per-row conversation cache: slot j of row b holds the token at position j of that row.
+
+  keys/values: one [B, S, kv_heads, head_dim] array per layer. lengths [B]: tokens stored per row.
+  """
+
+  keys: tuple[Array, ...]
+  values: tuple[Array, ...]
+  lengths: Array
+
+  @property
+  def capacity(self) -> int:
+    return self.keys[0].shape[1]
+
+  @classmethod
+  def create(cls, config: ModelConfig, batch_size: int, capacity: int, dtype=None) -> "KVCache":
+    dtype = as_dtype(dtype or config.dtype)
+    shape = (batch_size, capacity, config.num_kv_heads, config.dim_per_head)
+    zeros = tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers))
+    return cls(keys=zeros, values=tuple(jnp.zeros(shape, dtype) for _ in range(config.num_layers)),
+               lengths=jnp.zeros((batch_size,), jnp.int32))
+
+
+class Attention(nnx.Module):
+
+  def __init__(self, config: ModelConfig, init: ParamInit):
+    d, h, kv, dh = config.hidden_size, config.num_heads, config.num_kv_heads, config.dim_per_head
+    pd = as_dtype(config.param_dtype)
+    self.config = config
+    self.q_proj = _param(init, (d, h, dh), ("embed", "heads", "head_dim"), pd)
+    self.k_proj = _param(init, (d, kv, dh), ("embed", "kv_heads", "head_dim"), pd)
+    self.v_proj = _param(init, (d, kv, dh), ("embed", "kv_heads", "head_dim"), pd)
+    self.o_proj = _param(init, (h, dh, d), ("heads", "head_dim", "embed"), pd, scale=h * dh)
+    if config.qkv_bias:
+      self.q_bias = _zeros((h, dh), ("heads", "head_dim"), pd)
+      self.k_bias = _zeros((kv, dh), ("kv_heads", "head_dim"), pd)
+      self.v_bias = _zeros((kv, dh), ("kv_heads", "head_dim"), pd)
+    if config.o_bias:
+      self.o_bias = _zeros((d,), ("norm",), pd)
+
+  def __call__(self, x: Array, positions: Array, key_valid: Array | None,
+               cache_kv: tuple[Array, Array] | None, write_slots: Array | None):
+    """x [B, T, D]. Without a cache: causal self-attention, key_valid [B, T] masks padding.
+
+    With a cache (k, v of [B, S, kv, dh]): this chunk's keys go to `write_slots` [B, T] (index S =
+    dropped) and queries attend to slots <= their position.
+    """
+    cfg = self.config
+    dt = as_dtype(cfg.dtype)
+    x = x.astype(dt)
+    q = jnp.einsum("btd,dhk->bthk", x, self.q_proj.get_value().astype(dt))
+    k = jnp.einsum("btd,dhk->bthk", x, self.k_proj.get_value().astype(dt))
+    v = jnp.einsum("btd,dhk->bthk", x, self.v_proj.get_value().astype(dt))
+    if cfg.qkv_bias:
+      q = q + self.q_bias.get_value().astype(dt)
+      k = k + self.k_bias.get_value().astype(dt)
+      v = v + self.v_bias.get_value().astype(dt)
+    inv_freq = rope_frequencies(cfg)  # a trace-time constant, not a parameter
+    q = apply_rope(q, positions, inv_freq)
+    k = apply_rope(k, positions, inv_freq)
+    new_cache = None
+    if cache_kv is None:
+      t = x.shape[1]
+      mask = jnp.tril(jnp.ones((t, t), bool))[None]  # [1, Tq, Tk]
+      if key_valid is not None:
+        mask = mask & key_valid[:, None, :].astype(bool)
+      keys, values = k, v
+    else:
+      cache_k, cache_v = cache_kv
+      batch_index = jnp.arange(x.shape[0])[:, None]
+      cache_k = cache_k.at[batch_index, write_slots].set(k.astype(cache_k.dtype), mode="drop")
+      cache_v = cache_v.at[batch_index, write_slots].set(v.astype(cache_v.dtype), mode="drop")
+      new_cache = (cache_k, cache_v)
+      keys, values = cache_k.astype(dt), cache_v.astype(dt)
+      slots = jnp.arange(cache_k.shape[1])
+      mask = slots[None, None, :] <= positions[:, :, None]  # [B, Tq, S]
+      if key_valid is not None:
+        mask = mask & key_valid[:, None, :].astype(bool)
+    b, t, h, dh = q.shape
+    groups = h // cfg.num_kv_heads
+    q = q.reshape(b, t, cfg.num_kv_heads, groups, dh)
+    scores = jnp.einsum("btkgd,bskd->bkgts", q, keys).astype(jnp.float32) / math.sqrt(dh)
+    scores = jnp.where(mask[:, None, None], scores, jnp.finfo(jnp.float32).min)
+    probs = jax.nn.softmax(scores, axis=-1).astype(dt)
+    out = jnp.einsum("bkgts,bskd->btkgd", probs, values).reshape(b, t, h, dh)
+    out = jnp.einsum("bthk,hkd->btd", out, self.o_proj.get_value().astype(dt))
+    if cfg.o_bias:
+      out = out + self.o_bias.get_value().astype(dt)
+    return out, new_cache
+
+
+class MLP(nnx.Module):
+
+  def __init__(self, config: ModelConfig, init: ParamInit):
+    d, f = config.hidden_size, config.intermediate_size
+    pd = as_dtype(config.param_dtype)
+    self.dtype = as_dtype(config.dtype)
+    self.gate_proj = _param(init, (d, f), ("embed", "mlp"), pd)
+    self.up_proj = _param(init, (d, f), ("embed", "mlp"), pd)
+    self.down_proj = _param(init, (f, d), ("mlp", "embed"), pd)
+
+  def __call__(self, x: Array) -> Array:
+    dt = self.dtype
+    gate = x @ self.gate_proj.get_value().astype(dt)
+    up = x @ self.up_proj.get_value().astype(dt)
+    return (jax.nn.silu(gate) * up) @ self.down_proj.get_value().astype(dt)
+
+
+class Block(nnx.Module):
+
+  def __init__(self, config: ModelConfig, init: ParamInit):
+    pd = as_dtype(config.param_dtype)
+    self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, pd)
+    self.self_attn = Attention(config, init)
+    self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, pd)
+    self.mlp = MLP(config, init)
+
+  def __call__(self, x, positions, key_valid, cache_kv, write_slots):
+    attn, new_cache = self.self_attn(self.input_layernorm(x), positions, key_valid, cache_kv,
+                                     write_slots)
+    x = x + attn
+    x = x + self.mlp(self.post_attention_layernorm(x))
+    return x, new_cache
+
+
+class Transformer(nnx.Module):
+  """The policy (and, with value_head="shared", its value head). `model(ids)` -> logits [B, T, V]."""
+
+  def __init__(self, config: ModelConfig, *, seed: int = 0, lm_head: bool = True):
+    init = ParamInit(seed)
+    pd = as_dtype(config.param_dtype)
+    self.config = config
+    # Std 0.02 embeddings (as HF initialises them), not 1: the tied unembedding reuses them.
+    self.embed_tokens = _param(init, (config.vocab_size, config.hidden_size), ("vocab", "embed"),
+                               pd, scale=2500.0)
+    self.layers = nnx.List([Block(config, init) for _ in range(config.num_layers)])
+    self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps, pd)
+    self.has_lm_head = lm_head
+    if lm_head and not config.tie_word_embeddings:
+      self.lm_head = _param(init, (config.hidden_size, config.vocab_size), ("embed", "vocab"), pd)
+    if config.value_head != "none":
+      # Zero init: the critic starts at V = 0 and does not disturb a pretrained trunk.
+      self.value_head = _zeros((config.hidden_size,), ("embed",), pd)
+      self.value_bias = _zeros((), (), pd)
+
+  # -- pieces ------------------------------------------------------------------------------------
+
+  def hidden_states(self, input_ids: Array, *, positions: Array | None = None,
+                    attention_mask: Array | None = None, cache: KVCache | None = None,
+                    num_new: Array | None = None) -> tuple[Array, KVCache | None]:
+    """Final-norm hidden states [B, T, D] (and the updated cache).
+
+    Without a cache: `attention_mask` [B, T] (1 = token) masks padding keys; positions default to
+    cumsum(mask) - 1, so left or right padding both work.
+    With a cache: row b appends its first `num_new[b]` tokens (default all T) at slots
+    cache.lengths[b]...; positions are those slots. The rest of the chunk is padding and is dropped.
+    """
+    input_ids = jnp.asarray(input_ids)
+    if input_ids.ndim != 2:
+      raise ValueError(f"input_ids must be [B, T], got shape {input_ids.shape}")
+    b, t = input_ids.shape
+    cfg = self.config
+    write_slots = None
+    key_valid = None
+    if cache is None:
+      if attention_mask is not None:
+        key_valid = jnp.asarray(attention_mask).astype(bool)
+        if positions is None:
+          positions = jnp.maximum(jnp.cumsum(key_valid.astype(jnp.int32), axis=1) - 1, 0)
+      if positions is None:
+        positions = jnp.broadcast_to(jnp.arange(t, dtype=jnp.int32), (b, t))
+    else:
+      if num_new is None:
+        num_new = jnp.full((b,), t, jnp.int32)
+      offsets = jnp.arange(t, dtype=jnp.int32)[None, :]
+      positions = cache.lengths[:, None] + offsets
+      is_new = offsets < num_new[:, None]
+      write_slots = jnp.where(is_new, positions, cache.capacity)  # capacity = out of range, dropped
+    x = jnp.take(self.embed_tokens.get_value(), input_ids, axis=0).astype(as_dtype(cfg.dtype))
+    new_keys, new_values = [], []
+    for i, layer in enumerate(self.layers):
+      cache_kv = None if cache is None else (cache.keys[i], cache.values[i])
+      if cfg.remat and cache is None:
+        graphdef, state = nnx.split(layer)
+
+        def run(state, x, positions, key_valid, graphdef=graphdef):
+          return nnx.merge(graphdef, state)(x, positions, key_valid, None, None)[0]
+
+        x = jax.checkpoint(run)(state, x, positions, key_valid)
+      else:
+        x, new_kv = layer(x, positions, key_valid, cache_kv, write_slots)
+        if new_kv is not None:
+          new_keys.append(new_kv[0])
+          new_values.append(new_kv[1])
+    x = self.norm(x)
+    if cache is not None:
+      cache = KVCache(keys=tuple(new_keys), values=tuple(new_values),
+                      lengths=cache.lengths + num_new.astype(jnp.int32))
+    return x, cache
+
+  def unembedding(self) -> Array:
+    """[D, V] output projection (the transposed embedding when tied)."""
+    if not self.has_lm_head:
+      raise ValueError("this model was built without an lm_head (a critic)")
+    if self.config.tie_word_embeddings:
+      return self.embed_tokens.get_value().T
+    return self.lm_head.get_value()
+
+  def logits_from_hidden(self, hidden: Array) -> Array:
+    w = self.unembedding().astype(hidden.dtype)
+    return jnp.einsum("...d,dv->...v", hidden, w).astype(jnp.float32)
+
+  def values_from_hidden(self, hidden: Array) -> Array:
+    if self.config.value_head == "none":
+      raise ValueError("model has no value head (config.value_head='none')")
+    v = jnp.einsum("...d,d->...", hidden.astype(jnp.float32),
+                   self.value_head.get_value().astype(jnp.float32))
+    return v + self.value_bias.get_value().astype(jnp.float32)
+
+  def __call__(self, input_ids: Array, *, positions: Array | None = None,
+               attention_mask: Array | None = None) -> Array:
+    hidden, _ = self.hidden_states(input_ids, positions=positions, attention_mask=attention_mask)
+    return self.logits_from_hidden(hidden)
+
+
+def make_critic(policy_config: ModelConfig, *, seed: int = 0) -> Transformer:
+  """A separate critic: a trunk without lm_head plus a fresh scalar head (copy trunk weights in
+  with `copy_trunk`)."""
+  return Transformer(policy_config.replace(value_head="shared"), seed=seed, lm_head=False)
+
+
+def copy_trunk(source: Transformer, target: Transformer) -> None:
+  """Copies embedding, layers and final norm of `source` into `target` (value head untouched)."""
+  src = nnx.state(source, nnx.Param)
+  dst = nnx.state(target, nnx.Param)
+  src_flat = dict(nnx.to_flat_state(src))
+  updates = []
+  for path, var in nnx.to_flat_state(dst):
+    if path[0] in ("value_head", "value_bias"):
+      continue
+    if path not in src_flat:
+      raise KeyError(f"critic parameter {'/'.join(map(str, path))} missing from the policy")
+    if src_flat[path].get_value().shape != var.get_value().shape:
+      raise ValueError(f"shape mismatch at {'/'.join(map(str, path))}")
+    updates.append((path, src_flat[path]))
+  nnx.update(target, nnx.from_flat_state(updates))
+
+
+# --- functional core: pure functions of (graphdef, state, ...) ------------------------------------
+
+
+def forward(graphdef, state, input_ids, attention_mask=None, positions=None) -> Array:
+  """Logits [B, T, V] (float32). Pure; jit it with graphdef static."""
+  model = nnx.merge(graphdef, state)
+  return model(input_ids, attention_mask=attention_mask, positions=positions)
+
+
+def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, *,
+                             temperature: float | Array = 1.0, chunk: int = 256,
+                             with_entropy: bool = True) -> tuple[Array, Array]:
+  """log p(targets) and entropy [B, T] from hidden [B, T, D], one sequence chunk at a time.
+
+  Each chunk's [B, chunk, V] logits are rematerialised in the backward pass, so peak memory is
+  O(B * chunk * V) instead of O(B * T * V).
+  """
+  b, t, d = hidden.shape
+  chunk = max(1, min(chunk, t))
+  pad = (-t) % chunk
+  if pad:
+    hidden = jnp.pad(hidden, ((0, 0), (0, pad), (0, 0)))
+    targets = jnp.pad(targets, ((0, 0), (0, pad)))
+  n = (t + pad) // chunk
+  hidden_chunks = hidden.reshape(b, n, chunk, d).swapaxes(0, 1)
+  target_chunks = targets.reshape(b, n, chunk).swapaxes(0, 1)
+
+  @jax.checkpoint
+  def one_chunk(h, y):
+    logits = jnp.einsum("btd,dv->btv", h, unembedding.astype(h.dtype)).astype(jnp.float32)
+    logits = logits / temperature
+    logp_all = jax.nn.log_softmax(logits, axis=-1)
+    logp = jnp.take_along_axis(logp_all, y[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    if with_entropy:
+      ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
+    else:
+      ent = jnp.zeros_like(logp)
+    return logp, ent
+
+  logp, ent = jax.lax.map(lambda args: one_chunk(*args), (hidden_chunks, target_chunks))
+  logp = logp.swapaxes(0, 1).reshape(b, -1)[:, :t]
+  ent = ent.swapaxes(0, 1).reshape(b, -1)[:, :t]
+  return logp, ent
+
+
+def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array | None = None, *,
+                   temperature: float | Array = 1.0, chunk: int = 256, with_entropy: bool = True,
+                   with_values: bool = False) -> dict[str, Array]:
+  """Per-token quantities aligned with `input_ids` [B, T] (index 0 has no prediction: zeros).
+
+  Returns {"logprobs": log p(x_t | x_<t), "entropy": H(p(. | x_<t)), and with `with_values`
+  "values": V(s_t) read from the hidden state at t-1, the state that predicts token t}.
+  """
+  input_ids = jnp.asarray(input_ids)
+  hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask)
+  predictors = hidden[:, :-1]
+  logp, ent = chunked_logprobs_entropy(predictors, model.unembedding(), input_ids[:, 1:],
+                                       temperature=temperature, chunk=chunk,
+                                       with_entropy=with_entropy)
+  zeros = jnp.zeros_like(logp[:, :1])
+  out = {"logprobs": jnp.concatenate([zeros, logp], 1),
+         "entropy": jnp.concatenate([zeros, ent], 1)}
+  if with_values:
+    out["values"] = jnp.concatenate([zeros, model.values_from_hidden(predictors)], 1)
+  return out
+
+
+def token_values(model: Transformer, input_ids: Array, attention_mask: Array | None = None) -> Array:
+  """V(s_t) [B, T] aligned with tokens (index 0 = 0), from a value-head model (critic or shared)."""
+  hidden, _ = model.hidden_states(jnp.asarray(input_ids), attention_mask=attention_mask)
+  v = model.values_from_hidden(hidden[:, :-1])
+  return jnp.concatenate([jnp.zeros_like(v[:, :1]), v], 1)
+
+
+def init_model(config: ModelConfig, seed: int = 0, *, lm_head: bool = True,
+               out_shardings: Any = None) -> Transformer:
+  """A randomly initialised model, built inside one jit (eager init compiles op by op).
+
+  `out_shardings` (a State-shaped tree of shardings, see rl.sharding) makes weights born sharded.
+  """
+
+  def build():
+    return nnx.split(Transformer(config, seed=seed, lm_head=lm_head))
+
+  graphdef = nnx.split(nnx.eval_shape(lambda: Transformer(config, seed=seed, lm_head=lm_head)))[0]
+  state = jax.jit(lambda: build()[1], out_shardings=out_shardings)()
+  return nnx.merge(graphdef, state)

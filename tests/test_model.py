@@ -1,0 +1,148 @@
+"""Model unit tests on the "test" preset: cache consistency, chunked log-probs, value heads, remat."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from rl.model import (KVCache, ModelConfig, Transformer, chunked_logprobs_entropy, copy_trunk,
+                      forward, init_model, make_critic, tiny_config, token_logprobs, token_values)
+
+
+@pytest.fixture(scope="module")
+def model():
+  return init_model(tiny_config("test", value_head="shared"), seed=3)
+
+
+@pytest.fixture(scope="module")
+def ids():
+  return np.random.default_rng(0).integers(0, 4096, size=(2, 12)).astype(np.int32)
+
+
+def test_logits_shape_and_determinism(model, ids):
+  graphdef, state = nnx.split(model)
+  fwd = jax.jit(forward, static_argnums=0)
+  logits = fwd(graphdef, state, ids)
+  assert logits.shape == (2, 12, 4096) and logits.dtype == jnp.float32
+  np.testing.assert_array_equal(np.asarray(logits), np.asarray(fwd(graphdef, state, ids)))
+  other = init_model(tiny_config("test"), seed=4)
+  assert not np.allclose(np.asarray(other(ids)), np.asarray(logits))
+
+
+def test_causality_and_padding(model, ids):
+  full = np.asarray(model(ids))
+  changed = ids.copy()
+  changed[:, 8:] = (changed[:, 8:] + 1) % 4096
+  np.testing.assert_allclose(np.asarray(model(changed))[:, :8], full[:, :8], atol=1e-5)
+  # Left padding with a mask gives the same logits as the unpadded sequence.
+  padded = np.concatenate([np.zeros((2, 3), np.int32), ids], 1)
+  mask = np.concatenate([np.zeros((2, 3), np.int32), np.ones_like(ids)], 1)
+  np.testing.assert_allclose(np.asarray(model(padded, attention_mask=mask))[:, 3:], full, atol=1e-5)
+
+
+def test_kv_cache_chunks_equal_full_forward(model, ids):
+  full, _ = model.hidden_states(ids)
+  cache = KVCache.create(model.config, 2, 16)
+  # Row 0 appends 5 then 7 tokens, row 1 appends 9 then 3: per-row lengths in one cache.
+  first = np.zeros((2, 9), np.int32)
+  first[0, :5], first[1, :9] = ids[0, :5], ids[1, :9]
+  h1, cache = model.hidden_states(first, cache=cache, num_new=jnp.array([5, 9]))
+  second = np.zeros((2, 7), np.int32)
+  second[0, :7], second[1, :3] = ids[0, 5:], ids[1, 9:]
+  h2, cache = model.hidden_states(second, cache=cache, num_new=jnp.array([7, 3]))
+  np.testing.assert_array_equal(np.asarray(cache.lengths), [12, 12])
+  row0 = np.concatenate([h1[0, :5], h2[0, :7]])
+  row1 = np.concatenate([h1[1, :9], h2[1, :3]])
+  np.testing.assert_allclose(row0, full[0], atol=1e-5)
+  np.testing.assert_allclose(row1, full[1], atol=1e-5)
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 64])
+def test_chunked_logprobs_match_full_softmax(model, ids, chunk):
+  out = token_logprobs(model, ids, chunk=chunk, with_values=True)
+  logp_all = jax.nn.log_softmax(model(ids)[:, :-1], axis=-1)
+  expected = jnp.take_along_axis(logp_all, ids[:, 1:, None], axis=-1)[..., 0]
+  np.testing.assert_allclose(out["logprobs"][:, 1:], expected, atol=1e-5)
+  entropy = -(jnp.exp(logp_all) * logp_all).sum(-1)
+  np.testing.assert_allclose(out["entropy"][:, 1:], entropy, atol=1e-4)
+  assert np.all(np.asarray(out["logprobs"][:, 0]) == 0)
+
+
+def test_chunked_gradient_matches_dense(model, ids):
+  hidden, _ = model.hidden_states(ids)
+  w = model.unembedding()
+
+  def chunked(h):
+    return chunked_logprobs_entropy(h, w, ids, chunk=5)[0].sum()
+
+  def dense(h):
+    logp = jax.nn.log_softmax(h @ w, -1)
+    return jnp.take_along_axis(logp, ids[..., None], -1).sum()
+
+  np.testing.assert_allclose(jax.grad(chunked)(hidden), jax.grad(dense)(hidden), atol=1e-5)
+
+
+def test_values_read_from_predicting_hidden_state(model, ids):
+  model.value_head.set_value(jnp.linspace(-1, 1, model.config.hidden_size))
+  model.value_bias.set_value(jnp.asarray(0.25))
+  hidden, _ = model.hidden_states(ids)
+  values = token_values(model, ids)
+  np.testing.assert_allclose(values[:, 1:], hidden[:, :-1] @ model.value_head.get_value() + 0.25,
+                             atol=1e-5)
+  # V(s_t) depends on tokens < t only.
+  changed = ids.copy()
+  changed[:, 6] += 1
+  np.testing.assert_allclose(token_values(model, changed)[:, :7], values[:, :7], atol=1e-5)
+
+
+def test_separate_critic_copies_trunk(model, ids):
+  critic = make_critic(model.config.replace(value_head="none"), seed=9)
+  assert not critic.has_lm_head and critic.config.value_head == "shared"
+  copy_trunk(model, critic)
+  policy_hidden, _ = model.hidden_states(ids)
+  critic_hidden, _ = critic.hidden_states(ids)
+  np.testing.assert_array_equal(np.asarray(policy_hidden), np.asarray(critic_hidden))
+  np.testing.assert_array_equal(np.asarray(token_values(critic, ids)), 0.0)  # fresh head
+  with pytest.raises(ValueError, match="without an lm_head"):
+    critic(ids)
+
+
+def test_remat_gives_same_gradients(ids):
+  def grads(config):
+    graphdef, state = nnx.split(init_model(config, seed=1))
+    params = state
+
+    def loss(p):
+      return token_logprobs(nnx.merge(graphdef, p), ids, chunk=4)["logprobs"].sum()
+
+    return jax.jit(jax.grad(loss))(params)
+
+  plain = grads(tiny_config("test"))
+  remat = grads(tiny_config("test", remat=True))
+  for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(remat)):
+    np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_full_size_shapes_without_allocating():
+  config = ModelConfig(vocab_size=151936, hidden_size=3584, num_layers=28, num_heads=28,
+                       num_kv_heads=4, intermediate_size=18944, qkv_bias=True,
+                       tie_word_embeddings=False, param_dtype="bfloat16", dtype="bfloat16")
+  abstract = nnx.eval_shape(lambda: Transformer(config))
+  ids = jax.ShapeDtypeStruct((1, 8), jnp.int32)
+  logits = nnx.eval_shape(lambda m, x: m(x), abstract, ids)
+  assert logits.shape == (1, 8, 151936)
+  n = sum(x.size for x in jax.tree.leaves(nnx.state(abstract, nnx.Param)))
+  assert n == config.num_params() and 7.0e9 < n < 7.9e9  # Qwen2.5-7B
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(num_heads=4, num_kv_heads=3), "multiple of num_kv_heads"),
+    (dict(value_head="both"), "value_head must be one of"),
+    (dict(dtype="int8"), "unknown dtype"),
+])
+def test_bad_config(bad, match):
+  with pytest.raises(ValueError, match=match):
+    tiny_config("test", **bad)
+  with pytest.raises(ValueError, match="unknown tiny model preset"):
+    tiny_config("huge")
