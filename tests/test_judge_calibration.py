@@ -1,0 +1,60 @@
+"""scripts/calibrate_judge.py: threshold table, choice, label parsing, errors."""
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "scripts"))
+
+import calibrate_judge  # noqa: E402
+
+
+def write(tmp_path, rows):
+  path = tmp_path / "labelled.jsonl"
+  path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+  return str(path)
+
+
+def test_table_and_choice(tmp_path, capsys):
+  rows = ([{"cheat": True, "judge_score": s} for s in (0.9, 0.8, 0.7, 0.3)]
+          + [{"label": "legit", "hack": {"judge_score": s}} for s in (0.1, 0.2, 0.6, 0.05)])
+  out = tmp_path / "cal.json"
+  assert calibrate_judge.main([write(tmp_path, rows), "--json", str(out), "--steps", "9"]) == 0
+  data = json.loads(out.read_text())
+  by_t = {r["threshold"]: r for r in data["table"]}
+  assert by_t[0.7]["precision"] == 1.0 and by_t[0.7]["recall"] == 0.75
+  assert by_t[0.5]["tp"] == 3 and by_t[0.5]["fp"] == 1 and by_t[0.5]["precision"] == 0.75
+  # 0.3 catches every cheat with one false positive: F1 8/9 beats 0.7's 6/7
+  assert data["chosen"]["threshold"] == 0.3 and data["chosen"]["f1"] == pytest.approx(8 / 9)
+  assert "chosen threshold: 0.300" in capsys.readouterr().out
+  calibrate_judge.main([write(tmp_path, rows), "--json", str(out), "--steps", "9", "--min-precision", "1.0"])
+  assert json.loads(out.read_text())["chosen"]["threshold"] == 0.7
+
+
+def test_min_precision_prefers_recall():
+  table = calibrate_judge.threshold_table([0.9, 0.4, 0.35, 0.2], [True, True, False, False], [0.3, 0.38, 0.5])
+  assert calibrate_judge.choose_threshold(table, min_precision=0.99)["threshold"] == 0.38
+  assert calibrate_judge.choose_threshold(table)["threshold"] == 0.38
+
+
+@pytest.mark.parametrize("rows, match", [
+    ([{"judge_score": 0.5}], "no cheat label"),
+    ([{"cheat": "maybe", "judge_score": 0.5}], "neither cheat"),
+])
+def test_bad_labels(tmp_path, rows, match):
+  with pytest.raises(ValueError, match=match):
+    calibrate_judge.main([write(tmp_path, rows)])
+
+
+def test_missing_scores_need_a_judge(tmp_path):
+  with pytest.raises(SystemExit, match="--judge"):
+    calibrate_judge.main([write(tmp_path, [{"cheat": 1}])])
+
+
+def test_not_json(tmp_path):
+  path = tmp_path / "x.jsonl"
+  path.write_text("{nope\n")
+  with pytest.raises(ValueError, match="not JSON"):
+    calibrate_judge.load_labelled(str(path))
