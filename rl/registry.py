@@ -100,6 +100,7 @@ BUILTIN_MODULES = (
     "rl.instrumentation",
     "rl.sandbox_backends",
     "rl.tasks",
+    "rl.tasks.mle",
 )
 
 _imported = False

@@ -15,3 +15,27 @@ __all__ = [
     "leaderboard_position", "make_mle_tasks", "normalize_score", "run_reference", "validate_submission",
     "write_task",
 ]
+
+import os as _os
+import pathlib as _pathlib
+from typing import Any as _Any
+
+from rl import registry as _registry
+
+
+@_registry.TASK_SOURCES.register("mle")
+def mle_task_source(config: _Any, workdir: str | _os.PathLike) -> list:
+  """Task source `mle`: the four competitions, generated on first use (no leaderboard run).
+
+  Reads config.tasks.mle_root ("" = <workdir>/tasks/mle), mle_variants and synthetic_seed.
+  `scripts/make_mle_tasks.py` generates the same tasks with their reference leaderboards.
+  """
+  from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
+
+  tasks_cfg = config.tasks if hasattr(config, "tasks") else config
+  get = tasks_cfg.get if hasattr(tasks_cfg, "get") else lambda k, d=None: getattr(tasks_cfg, k, d)
+  root = _pathlib.Path(get("mle_root", "") or _pathlib.Path(workdir) / "tasks" / "mle")
+  variants = int(get("mle_variants", 1) or 1)
+  if not (root / "manifest.jsonl").is_file():
+    make_mle_tasks(root, seed=int(get("synthetic_seed", 0) or 0), variants=variants, run_references=False)
+  return load_task_root(root)
