@@ -755,3 +755,18 @@ def grade_workspace(task: Any, workspace_dir: str | os.PathLike, evaluator: Eval
   outcome = evaluator.evaluate(task, str(workspace_dir))
   return {"task_id": task.id, "reward": outcome["reward"], "tests": outcome["tests"],
           "hack": outcome["hack"], "success": outcome["success"]}
+
+
+def load_config(spec: str | None = None) -> Any:
+  """A config from `path/to/config.py[:arg]` (its get_config(arg)), or the default config."""
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  if not spec:
+    from configs import default  # pylint: disable=import-outside-toplevel
+    return default.get_config()
+  path, _, arg = spec.partition(":")
+  if not os.path.isfile(path):
+    raise FileNotFoundError(f"config file {path!r} does not exist")
+  module_spec = importlib.util.spec_from_file_location("_rollout_config", path)
+  module = importlib.util.module_from_spec(module_spec)
+  module_spec.loader.exec_module(module)
+  return module.get_config(arg or None)

@@ -49,7 +49,8 @@ OPS = [("add", "a + b", "a - b"), ("mul", "a * b", "a + b"), ("sub", "a - b", "b
        ("avg", "(a + b) / 2", "(a + b) / 3")]
 
 
-def make_task(root: pathlib.Path, index: int) -> FixtureTask:
+def make_task(root: pathlib.Path, index: int, *, pytest_style: bool = False) -> FixtureTask:
+  """A one-bug task; `pytest_style` gives pytest hidden tests (for the real sandbox grader)."""
   name, good, bad = OPS[index % len(OPS)]
   tid = f"fix-{name}-{index}"
   d = root / tid
@@ -63,12 +64,20 @@ def make_task(root: pathlib.Path, index: int) -> FixtureTask:
   (d / "tests" / "check_hidden.py").write_text(
       f"import sys\nsys.path.insert(0, '.')\nfrom pkg.ops import {name}\n"
       f"a, b = 7, 2\nassert {name}(a, b) == {good}, 'wrong'\nprint('1 passed')\n")
+  if pytest_style:
+    (d / "tests" / "check_hidden.py").unlink()
+    (d / "tests" / f"test_{name}.py").write_text(
+        f"from pkg.ops import {name}\n\n\ndef test_{name}():\n  assert {name}(7, 2) == "
+        f"(lambda a, b: {good})(7, 2)\n\n\ndef test_{name}_same():\n  assert {name}(3, 3) == "
+        f"(lambda a, b: {good})(3, 3)\n")
   (d / "task.md").write_text(f"`pkg.ops.{name}` is wrong: it must return `{good}`. Fix it.")
   meta = {"id": tid, "version": "1", "source": "fixture", "license": "MIT", "language": "python",
           "grader": "pytest", "test_command": "python -S tests/check_hidden.py",
           "public_test_command": "python -S check_public.py",
           "hidden_tests_dest": "tests", "timeout_s": 20, "public_tests": ["check_public.py"],
           "fix": [{"path": "pkg/ops.py", "old": f"return {bad}", "new": f"return {good}"}]}
+  if pytest_style:
+    meta["test_command"] = "python -m pytest -q tests"
   (d / "metadata.json").write_text(json.dumps(meta))
   return FixtureTask(d, meta)
 
