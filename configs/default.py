@@ -92,6 +92,14 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.reward = ml_collections.ConfigDict()
   c.reward.scheme = "binary"  # binary | tiered | pass_rate | mle
   c.reward.process_rewards = False
+  # Values of the schemes (docs/rewards.md); unset ones use rl.rewards.DEFAULTS.
+  c.reward.compile_reward = 0.5  # tiered
+  c.reward.pass_reward = 10.0  # tiered
+  c.reward.partial_scale = 1.0  # tiered: partial credit = partial_scale * pass_reward * pass fraction
+  c.reward.slow_threshold_s = 0.0  # tiered: > 0 enables the slow-execution penalty
+  c.reward.slow_penalty = 0.5
+  c.reward.invalid_reward = -10.0  # mle
+  c.reward.stage_bonus = 0.1  # mle: per instrumentation stage reached
 
   # --- anti-hack -------------------------------------------------------------------
   c.antihack = ml_collections.ConfigDict()
@@ -103,6 +111,14 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.antihack.judge_base_url = ""
   c.antihack.judge_model = ""
   c.antihack.judge_async = False
+  c.antihack.flag_severity = "medium"  # rule hits at or above this flag; "low" ones are only logged
+  c.antihack.judge_checkpoint = ""  # local judge: a Hugging Face checkpoint directory
+  c.antihack.judge_api_key_env = ""  # openai judge: environment variable holding the API key
+  c.antihack.judge_timeout_s = 60.0
+  c.antihack.judge_max_retries = 2
+  c.antihack.judge_concurrency = 4
+  c.antihack.judge_prompt = "cheat_v1"  # rl/judge_prompts/<name>.*.txt
+  c.antihack.judge_on_error = "pass"  # pass | flag, when the judge cannot answer
 
   # --- algorithm -------------------------------------------------------------------
   c.algo = ml_collections.ConfigDict()
