@@ -86,6 +86,20 @@ def redact(text: str, secrets: Iterable[str], min_line_chars: int = 12) -> str:
   return "\n".join(out)
 
 
+def redact_hidden_tests(text: str, hidden_tests_dir: str | None, extra_secrets: Iterable[str] = ()) -> str:
+  """`redact` with every text file under the task's hidden tests directory (and e.g. the reference fix)."""
+  secrets = list(extra_secrets)
+  if hidden_tests_dir and os.path.isdir(hidden_tests_dir):
+    for dirpath, _, filenames in os.walk(hidden_tests_dir):
+      for name in filenames:
+        try:
+          with open(os.path.join(dirpath, name), encoding="utf-8") as fh:
+            secrets.append(fh.read(1 << 20))
+        except (OSError, UnicodeDecodeError):
+          continue
+  return redact(text, secrets)
+
+
 @dataclasses.dataclass
 class JudgeInput:
   """Everything the judge may see about one episode."""

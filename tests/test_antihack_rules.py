@@ -427,3 +427,9 @@ def test_context_from_task(tmp_path):
   ctx = ActionContext.from_task(FakeTask())
   assert ctx.provided_files == frozenset({"pkg/a.py"}) and ctx.hidden_tests_dest == "hidden/t"
   assert ctx.answers_file == "answers.csv"
+
+
+def test_cache_files_are_not_the_agents_diff(engine):
+  v = diff(engine, {".pytest_cache/v/cache/nodeids": '["tests/test_x.py::test_a"]', "pkg/__pycache__/mod.cpython-311.pyc": "\x00",
+                    ".pytest_cache/README.md": "# pytest cache directory #\n"})
+  assert not v.flagged and not v.rules

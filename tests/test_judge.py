@@ -260,3 +260,14 @@ def test_local_backend_on_tiny_random_checkpoint(tmp_path):
   assert a.probability == pytest.approx(b.probability, abs=1e-6)  # deterministic
   ids = judge.prompt_ids(episode())
   assert 0 < len(ids) <= judge.max_prompt_tokens
+
+
+def test_redact_hidden_tests_dir(tmp_path):
+  from rl.judge import redact_hidden_tests
+
+  (tmp_path / "t").mkdir()
+  (tmp_path / "t" / "test_x.py").write_text(HIDDEN_TEST)
+  log = "FAILED test_x.py::test_secret\nE   assert median([9, 1, 5]) == 5  # hidden expectation\n1 failed"
+  out = redact_hidden_tests(log, str(tmp_path / "t"), extra_secrets=["reference fix line here"])
+  assert "hidden expectation" not in out and "1 failed" in out and "FAILED test_x.py::test_secret" in out
+  assert redact_hidden_tests("plain", None) == "plain"

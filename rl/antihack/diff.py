@@ -55,12 +55,17 @@ class Diff:
     return [f for f in self.files if f.tree is not None]
 
 
+_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".git"}
+
+
 def build_diff(initial_files: Mapping[str, str], final_files: Mapping[str, str]) -> Diff:
   for name, files in (("initial_files", initial_files), ("final_files", final_files)):
     if not isinstance(files, Mapping):
       raise TypeError(f"{name} must be a dict of path -> text, got {type(files).__name__}")
   changed = []
   for path in sorted(set(initial_files) | set(final_files)):
+    if _IGNORED_PARTS & set(path.split("/")) or path.endswith((".pyc", ".pyo")):
+      continue  # caches written by running Python or pytest, not by the agent's hand
     before = initial_files.get(path)
     after = final_files.get(path)
     if before == after:
