@@ -237,6 +237,9 @@ class ToolOutcome:
   submitted: bool = False
   exec_time_s: float = 0.0
   exit_code: int | None = None
+  # For process rewards: the Python file this action wrote and whether it compiles.
+  written_path: str | None = None
+  compiles: bool | None = None
 
 
 def _is_path_error(e: BaseException) -> bool:
@@ -290,8 +293,10 @@ class ToolExecutor:
 
   def _do_write_file(self, path: str, content: str) -> ToolOutcome:
     self.session.write_file(path, content)
+    compiles = _compiles(path, content)
     # Same wording as rl.antihack's faked writes, so a faked write is indistinguishable.
-    return ToolOutcome(f"Wrote {len(content.encode('utf-8'))} bytes to {path}.", ok=True)
+    return ToolOutcome(f"Wrote {len(content.encode('utf-8'))} bytes to {path}.", ok=True,
+                       written_path=path, compiles=compiles)
 
   def _do_edit_file(self, path: str, old: str, new: str) -> ToolOutcome:
     if not old:
@@ -304,8 +309,10 @@ class ToolExecutor:
     if count > 1:
       return ToolOutcome(f"Error: the `old` string occurs {count} times in {path}; nothing was "
                          "changed. Include more surrounding lines so that it is unique.", ok=False)
-    self.session.write_file(path, text.replace(old, new, 1))
-    return ToolOutcome(f"Edited {path}: replaced 1 occurrence.", ok=True)
+    new_text = text.replace(old, new, 1)
+    self.session.write_file(path, new_text)
+    return ToolOutcome(f"Edited {path}: replaced 1 occurrence.", ok=True, written_path=path,
+                       compiles=_compiles(path, new_text))
 
   def _do_run(self, command: str) -> ToolOutcome:
     if not command.strip():
@@ -322,6 +329,17 @@ class ToolExecutor:
       raise ValueError("single-turn answers need the task's solution file (metadata 'solution_file')")
     self.session.write_file(self.solution_file, code)
     return ToolOutcome(f"Wrote the answer to {self.solution_file}.", ok=True, submitted=True)
+
+
+def _compiles(path: str, text: str) -> bool | None:
+  """Whether a written Python file compiles (None for other files); no code is executed."""
+  if not path.endswith(".py"):
+    return None
+  try:
+    compile(text, path, "exec", dont_inherit=True)
+  except (SyntaxError, ValueError):
+    return False
+  return True
 
 
 def _short(e: BaseException, limit: int = 300) -> str:

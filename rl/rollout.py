@@ -167,6 +167,10 @@ class Evaluator:
     self._judge_lib = judge_lib
     return judge_lib.make_judge(self.config.antihack)
 
+  def initial_process_state(self) -> Any:
+    # The initial repo is assumed to compile; the first turn that breaks it is penalised.
+    return self._rewards.ProcessState(compile_ok=True)
+
   def new_context(self, task: Any) -> Any:
     """Per-episode facts for the online rules (it remembers the episode's own writes)."""
     return self._antihack.ActionContext.from_task(task)
@@ -268,6 +272,9 @@ class _Run:
   steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
   checks: list[ActionCheck] = dataclasses.field(default_factory=list)
   context: Any = None  # rl.antihack.ActionContext of this episode
+  process_state: Any = None  # rl.rewards.ProcessState after the latest turn
+  file_compiles: dict[str, bool] = dataclasses.field(default_factory=dict)
+  turn_rewards: list[float] = dataclasses.field(default_factory=list)
   session: Any = None
   executor: ToolExecutor | None = None
   exec_time_s: float = 0.0
@@ -417,7 +424,8 @@ class RolloutEngine:
     tokens = self.renderer.encode(prompt)
     run = _Run(id=self._next_id, task=task, group_id=group_id, messages=messages, tokens=list(tokens),
                mask=[0] * len(tokens), logprobs=[0.0] * len(tokens), new_tokens=list(tokens),
-               prompt=prompt, start=time.perf_counter(), context=self.evaluator.new_context(task))
+               prompt=prompt, start=time.perf_counter(), context=self.evaluator.new_context(task),
+               process_state=self.evaluator.initial_process_state())
     self._next_id += 1
     return run
 
@@ -511,6 +519,7 @@ class RolloutEngine:
   def _after_observation(self, run: _Run, action: Action, outcome: ToolOutcome, check: ActionCheck,
                          duration_s: float) -> None:
     run.checks.append(check)
+    run.turn_rewards.append(self._process_reward(run, action, outcome))
     turns = len(run.turn_ends)
     if check.terminate:
       run.terminated, run.error = "error", f"anti-hack terminate: {check.verdict.reason}"
@@ -537,9 +546,28 @@ class RolloutEngine:
     self._record_step(run, action, outcome, check, duration_s, len(obs_ids))
     run.pending_action = None
 
+  def _process_reward(self, run: _Run, action: Action, outcome: ToolOutcome) -> float:
+    """This turn's process reward (rl.rewards; 0 unless config.reward.process_rewards)."""
+    if outcome.written_path and outcome.compiles is not None:
+      run.file_compiles[outcome.written_path] = outcome.compiles
+    changes: dict[str, Any] = {"compile_ok": all(run.file_compiles.values())}
+    if action.type == "run":
+      changes.update(last_command=action.input.get("command", ""), last_output=outcome.observation)
+    new_state = run.process_state.after(**changes)
+    # `after()` with no changes is the previous state with every earlier command in its history,
+    # which is what the repeat-command check compares against.
+    reward = float(self.evaluator.scheme.step(run.process_state.after(), new_state))
+    run.process_state = new_state
+    return reward
+
   def _timed_out(self, run: _Run) -> bool:
     return (self.limits.episode_timeout_s is not None
             and time.perf_counter() - run.start > self.limits.episode_timeout_s)
+
+  @staticmethod
+  def _turn_rewards(run: _Run) -> list[float]:
+    # One per turn; a turn that ended the episode before its observation earns 0.
+    return (run.turn_rewards + [0.0] * len(run.turn_ends))[:len(run.turn_ends)]
 
   def _start_final(self, run: _Run, submit: Callable[..., None]) -> None:
     submit("final", run, lambda run=run: self._final(run))
@@ -549,7 +577,8 @@ class RolloutEngine:
     workdir = tempfile.mkdtemp(prefix="rollout-ws-")
     try:
       if run.session is None:
-        return self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+        return self.evaluator.evaluate(run.task, None, action_checks=run.checks,
+                                       turn_rewards=self._turn_rewards(run))
       workspace = os.path.join(workdir, "workspace")
       try:
         if run.terminated != "error":
@@ -560,16 +589,18 @@ class RolloutEngine:
         except Exception:  # pylint: disable=broad-except
           pass
       if run.terminated == "error":
-        return self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+        return self.evaluator.evaluate(run.task, None, action_checks=run.checks,
+                                       turn_rewards=self._turn_rewards(run))
       return self.evaluator.evaluate(run.task, workspace, action_checks=run.checks, steps=run.steps,
-                                     context=run.context)
+                                     context=run.context, turn_rewards=self._turn_rewards(run))
     finally:
       shutil.rmtree(workdir, ignore_errors=True)
 
   def _finish(self, run: _Run, outcome: dict[str, Any] | None, error: str | None) -> Episode:
     if error is not None:
       run.terminated, run.error = "error", f"grading failed: {error}"
-      outcome = self.evaluator.evaluate(run.task, None, action_checks=run.checks)
+      outcome = self.evaluator.evaluate(run.task, None, action_checks=run.checks,
+                                        turn_rewards=self._turn_rewards(run))
     reward, tests, success = outcome["reward"], outcome["tests"], outcome["success"]
     hack, turn_rewards = outcome["hack"], outcome["turn_rewards"]
     n_turns = len(run.turn_ends)

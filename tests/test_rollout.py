@@ -206,3 +206,22 @@ def test_limits_reject_bad_config():
     rollout.AgentLimits(max_turns=0)
   with pytest.raises(ValueError, match="agent.mode"):
     rollout.AgentLimits(mode="chat")
+
+
+def test_process_rewards_per_turn(tasks, renderer):
+  script = ['<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "return a - b", '
+            '"new": "return a +"}}</tool_call>',
+            '<tool_call>{"name": "run", "arguments": {"command": "echo same"}}</tool_call>',
+            '<tool_call>{"name": "run", "arguments": {"command": "echo same"}}</tool_call>',
+            '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  config.reward.scheme = "pass_rate"
+  config.reward.process_rewards = True
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+                        renderer).run(tasks[:1])
+  assert ep.turn_rewards == pytest.approx([-0.5, 0.0, -0.1, 0.0])
+  assert [s["reward"] for s in ep.record["steps"]] == ep.turn_rewards
+  config.reward.process_rewards = False
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+                        renderer).run(tasks[:1])
+  assert ep.turn_rewards == [0.0] * 4
