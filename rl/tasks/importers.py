@@ -239,8 +239,11 @@ def import_humanevalfix(input_path: str | os.PathLike, out: str | os.PathLike, *
 
 @importer("quixbugs")
 def import_quixbugs(input_path: str | os.PathLike, out: str | os.PathLike, *, on_error: str = "skip",
-                    limit: int | None = None, license: str | None = None) -> ImportResult:
-  """QuixBugs (Python): one-line bugs in classic algorithms; tests as pytest files."""
+                    limit: int | None = None, license: str | None = None, timeout_s: float = 60) -> ImportResult:
+  """QuixBugs (Python): one-line bugs in classic algorithms; tests as pytest files.
+
+  Several buggy programs loop forever, so their initial state fails by time-out.
+  """
   result = ImportResult()
   records = read_jsonl(input_path, on_error=on_error, errors=result.skipped,
                        required=("name", "program_file", "test_file", "buggy_program", "correct_program", "tests"))
@@ -257,7 +260,7 @@ def import_quixbugs(input_path: str | os.PathLike, out: str | os.PathLike, *, on
       result.tasks.append(write_task(
           out, statement=statement, repo_files=before, test_files={rec["test_file"]: rec["tests"]},
           metadata={"id": tid, "source": "quixbugs", "license": license or rec.get("license") or "MIT",
-                    "timeout_s": 60, "difficulty": "benchmark", "tags": ["quixbugs", "bugfix"],
+                    "timeout_s": timeout_s, "difficulty": "benchmark", "tags": ["quixbugs", "bugfix"],
                     "split": "test", "original_id": rec["name"], "entry_point": rec.get("entry_point"),
                     "upstream": rec.get("source"), "notes": rec.get("skipped_cases_note") or [],
                     "fix": compute_fix(before, after)},

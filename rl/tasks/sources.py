@@ -7,7 +7,6 @@ entry "name:arg" passes `arg` (e.g. ("dir:/data/quixbugs_tasks", 0.3)).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import pathlib
 import random
@@ -27,10 +26,7 @@ def sandbox_config_from(config: Any) -> Any:
   section = getattr(config, "sandbox", None)
   if section is None:
     return SandboxConfig()
-  values = dict(section.items()) if hasattr(section, "items") else dict(vars(section))
-  known = {f.name for f in dataclasses.fields(SandboxConfig)} if dataclasses.is_dataclass(SandboxConfig) else set(values)
-  kwargs = {k: (tuple(v) if isinstance(v, list) else v) for k, v in values.items() if k in known}
-  return SandboxConfig(**kwargs)
+  return SandboxConfig.from_mapping(section)
 
 
 @TASK_SOURCES.register("synthetic")

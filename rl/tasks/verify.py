@@ -78,9 +78,10 @@ def _parse_pytest_output(text: str, report: LocalTestReport) -> None:
 
 def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | os.PathLike,
                      hidden_tests_dest: str = "tests", test_command: str = "python -m pytest -q tests",
-                     timeout_s: float = 30, config: Any = None, expected_tests: Any = None) -> LocalTestReport:
+                     timeout_s: float = 30, config: Any = None, expected_tests: Any = None,
+                     pristine_dir: Any = None) -> LocalTestReport:
   """Grades like sandbox.grading.grade but in a plain subprocess: NO isolation, trusted code only."""
-  del config, expected_tests
+  del config, expected_tests, pristine_dir
   with tempfile.TemporaryDirectory(prefix="rltask-grade-") as tmp:
     work = pathlib.Path(tmp) / "ws"
     shutil.copytree(workspace_dir, work, symlinks=True)
@@ -201,7 +202,7 @@ class TaskVerifier:
         return self._cache[key]
       report = self.grade(ws, task.tests_dir, hidden_tests_dest=task.hidden_tests_dest,
                           test_command=task.test_command, timeout_s=task.timeout_s,
-                          config=self.sandbox_config)
+                          config=self.sandbox_config, pristine_dir=str(task.repo_dir))
       result = report_dict(report)
       self._cache[key] = result
       return result
@@ -251,7 +252,7 @@ class TaskVerifier:
     shutil.copytree(task.tests_dir, tests_dest, dirs_exist_ok=True)
     return key
 
-  def _run_batch(self, tasks: Sequence[Task], max_states: int = 96) -> None:
+  def _run_batch(self, tasks: Sequence[Task], max_states: int = 320) -> None:
     with tempfile.TemporaryDirectory(prefix="rltask-batch-") as tmp:
       base = pathlib.Path(tmp)
       jobs, keys = [], []

@@ -214,7 +214,7 @@ class GenerateResult:
 
 def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, grader: str = "sandbox",
              workers: int = 2, heldout_fraction: float = 0.2, tier_weights: dict[str, float] | None = None,
-             sandbox_config: Any = None, batch_size: int = 64,
+             sandbox_config: Any = None, batch_size: int = 160,
              log: Callable[[str], None] = lambda s: None) -> GenerateResult:
   """Generates `num_tasks` verified tasks into `out` (replacing what is there)."""
   from rl.tasks.verify import TaskVerifier  # pylint: disable=import-outside-toplevel

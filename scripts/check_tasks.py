@@ -1,0 +1,51 @@
+r"""Checks a task root: executability, stability over repeated runs, context completeness,
+secrets and license. Prints a summary table and writes a JSON report.
+
+  .venv/bin/python scripts/check_tasks.py tasks/quixbugs --runs 3 --report quixbugs_check.json --enforce
+
+--enforce exits 1 when any task fails a check; --prune-manifest rewrites manifest.jsonl to
+list only the tasks that pass (loaders then skip flaky or broken ones).
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from rl.tasks.checks import check_root, format_table  # noqa: E402
+from rl.tasks.format import load_task, write_manifest  # noqa: E402
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("root")
+  parser.add_argument("--runs", type=int, default=2, help="repeated runs for the stability check")
+  parser.add_argument("--workers", type=int, default=2)
+  parser.add_argument("--report", default=None, help="JSON report path (default ROOT/check_report.json)")
+  parser.add_argument("--no-sandbox", action="store_true", help="run tests in plain subprocesses (trusted tasks only)")
+  parser.add_argument("--no-exec", action="store_true", help="static checks only (no test runs)")
+  parser.add_argument("--allow-module", action="append", default=[],
+                      help="a module hidden tests may import besides the workspace and stdlib (repeatable)")
+  parser.add_argument("--enforce", action="store_true", help="exit 1 if any task fails a check")
+  parser.add_argument("--prune-manifest", action="store_true", help="rewrite manifest.jsonl with passing tasks only")
+  args = parser.parse_args(argv)
+  report = check_root(args.root, grader="subprocess" if args.no_sandbox else "sandbox", runs=args.runs,
+                      workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec,
+                      log=lambda s: print(s, file=sys.stderr, flush=True))
+  path = pathlib.Path(args.report or pathlib.Path(args.root) / "check_report.json")
+  path.write_text(json.dumps(report, indent=1) + "\n")
+  print(format_table(report))
+  print(f"report: {path}")
+  if args.prune_manifest:
+    good = [load_task(pathlib.Path(args.root) / e["id"]) for e in report["tasks"] if e["ok"]]
+    write_manifest(args.root, good)
+    print(f"manifest.jsonl now lists {len(good)} of {len(report['tasks'])} tasks")
+  if args.enforce and report["summary"]["ok"] < report["summary"]["tasks"]:
+    return 1
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

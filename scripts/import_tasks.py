@@ -1,0 +1,54 @@
+r"""Imports a benchmark (or fix commits of a git repository) as a task root.
+
+  .venv/bin/python scripts/import_tasks.py humaneval shared/data/humaneval/HumanEval.jsonl.gz --out tasks/humaneval
+  .venv/bin/python scripts/import_tasks.py humanevalfix shared/data/humanevalfix/humanevalpack_python.jsonl --out tasks/hefix
+  .venv/bin/python scripts/import_tasks.py quixbugs shared/data/quixbugs/quixbugs.jsonl --out tasks/quixbugs
+  .venv/bin/python scripts/import_tasks.py mbpp mbpp.jsonl --out tasks/mbpp
+  .venv/bin/python scripts/import_tasks.py git path/to/repo --commits abc123 def456 --out tasks/mine
+
+Malformed JSONL lines are reported with their line numbers and skipped (--on-error skip,
+the default) or abort the import (--on-error reject). Then run scripts/check_tasks.py.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from rl.tasks.importers import IMPORTERS, JsonlError, run_importer  # noqa: E402
+from rl.tasks.format import TaskError  # noqa: E402
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("source", choices=sorted(IMPORTERS), help="importer name")
+  parser.add_argument("input", help="input file (JSONL / .jsonl.gz) or, for git, a repository path")
+  parser.add_argument("--out", required=True, help="task root to write")
+  parser.add_argument("--on-error", choices=("skip", "reject"), default="skip",
+                      help="what to do with malformed input lines")
+  parser.add_argument("--limit", type=int, default=None, help="import at most this many records")
+  parser.add_argument("--license", default=None, help="override the license recorded in metadata")
+  parser.add_argument("--commits", nargs="*", default=None, help="git: fix commits (default HEAD)")
+  parser.add_argument("--test-command", default=None, help="git: test command (default pytest on the tests)")
+  args = parser.parse_args(argv)
+  kwargs = {"on_error": args.on_error, "limit": args.limit}
+  if args.license:
+    kwargs["license"] = args.license
+  if args.source == "git":
+    kwargs.update(commits=args.commits, test_command=args.test_command)
+  try:
+    result = run_importer(args.source, args.input, args.out, **kwargs)
+  except (JsonlError, TaskError, FileNotFoundError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  for line in result.skipped:
+    print(f"skipped: {line}", file=sys.stderr)
+  print(json.dumps({"source": args.source, "out": args.out, "tasks": len(result.tasks),
+                    "skipped": len(result.skipped)}))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
