@@ -32,6 +32,12 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.model.remat = False
   c.model.logits_chunk = 256  # sequence chunk for log-prob/entropy in the update step
 
+  # --- multi-host (JAX distributed runtime); empty coordinator = single process ---------
+  c.distributed = ml_collections.ConfigDict()
+  c.distributed.coordinator = ""  # "host:port" of process 0, or JAX_COORDINATOR_ADDRESS
+  c.distributed.num_processes = 1
+  c.distributed.process_id = -1  # -1: from JAX_PROCESS_ID
+
   # --- device mesh ---------------------------------------------------------------
   c.mesh = ml_collections.ConfigDict()
   c.mesh.shape = (1, -1, 1)  # -1 absorbs the remaining devices

@@ -128,7 +128,7 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     policy = model_lib.init_model(cfg, seed=config.seed)
   critic = None
   if not shared:
-    critic = model_lib.make_critic(cfg, rngs=nnx.Rngs(params=config.seed + 1))
+    critic = model_lib.make_critic(cfg, seed=config.seed + 1)
     model_lib.copy_trunk(policy, critic)
   return cfg, policy, critic
 
@@ -578,6 +578,10 @@ def _progress(total: int, start: int):
 
 
 def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
+  from rl import distributed
+
+  config_lib.validate(config)  # names and numbers first: nothing starts on a bad config
+  distributed.initialize(config)
   config_lib.validate(config, num_devices=jax.device_count())
   workdir = prepare_workdir(config, workdir)
   return Trainer(config, workdir).run()

@@ -17,7 +17,7 @@ def _models(value_head):
   policy = model_lib.init_model(cfg, seed=0)
   critic = None
   if value_head == "separate":
-    critic = model_lib.make_critic(cfg, rngs=nnx.Rngs(params=1))
+    critic = model_lib.make_critic(cfg, seed=1)
     model_lib.copy_trunk(policy, critic)
   return policy, critic
 

@@ -1,0 +1,75 @@
+"""Runs one update step on a mesh and prints a JSON fingerprint (for sharding tests).
+
+Used by tests/test_sharded_update.py in subprocesses: with 8 fake CPU devices, and as
+two cooperating processes over JAX's distributed runtime on localhost.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+import jax  # noqa: E402
+
+
+def main():
+  mesh_shape = tuple(int(s) for s in sys.argv[1].split(","))
+  if len(sys.argv) > 2:  # multi-process: coordinator, num_processes, process_id
+    jax.distributed.initialize(coordinator_address=sys.argv[2], num_processes=int(sys.argv[3]),
+                               process_id=int(sys.argv[4]))
+  import jax.numpy as jnp
+  import numpy as np
+  from flax import nnx
+
+  from rl import distributed
+  from rl import model as model_lib
+  from rl import update as update_lib
+
+  cfg = model_lib.tiny_config("test", vocab_size=64)
+  policy = model_lib.init_model(cfg, seed=0)
+  critic = model_lib.make_critic(cfg, seed=1)
+  model_lib.copy_trunk(policy, critic)
+  pg, pstate = nnx.split(policy, nnx.Param)
+  cg, cstate = nnx.split(critic, nnx.Param)
+  # Plain SGD: parameter changes are proportional to gradients (Adam would amplify float noise
+  # in near-zero gradients into visible differences).
+  import optax
+  tx = optax.sgd(0.5)
+  state = update_lib.TrainState(step=jnp.zeros((), jnp.int32), policy=pstate, policy_opt=tx.init(pstate),
+                                critic=cstate, critic_opt=tx.init(cstate))
+  rng = np.random.default_rng(0)
+  B, T = 8, 16
+  mask = (rng.random((B, T)) < 0.5).astype(np.float32)
+  mask[:, 0] = 0
+  mask[:, 3] = 1
+  f = lambda: rng.normal(size=(B, T)).astype(np.float32)  # noqa: E731
+  batch = {"tokens": rng.integers(1, 64, (B, T)).astype(np.int32), "valid": np.ones((B, T), np.float32),
+           "mask": mask, "advantages": f() * mask, "returns": f() * mask, "old_logprobs": -4 + f() * 0.1 * mask,
+           "old_values": f() * mask, "ref_logprobs": -4 + f() * 0.1, "sampler_logprobs": -4 + f() * 0.1,
+           "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones((B,), np.float32),
+           "has_sampler": np.ones((B,), np.float32)}
+  mesh = distributed.make_mesh(mesh_shape, ("data", "fsdp", "tensor"))
+  settings = update_lib.UpdateSettings(micro_batch_size=8 // (mesh_shape[0] * mesh_shape[1]) * (mesh_shape[0] * mesh_shape[1]))
+  rep = distributed.replicated(mesh)
+  state_sharding = jax.tree.map(lambda _: rep, state)
+  bs = distributed.batch_sharding(mesh)
+  batch_sharding = {k: bs for k in batch}
+  step = update_lib.make_update_step(pg, cg, tx, tx, settings, state_sharding=state_sharding,
+                                     batch_sharding=batch_sharding)
+  state = distributed.put_tree(jax.tree.map(np.asarray, state), state_sharding)
+  gbatch = {k: distributed.global_array(v, bs) for k, v in batch.items()}
+  scalars = {"num_tokens": jnp.float32(mask.sum()), "num_sequences": jnp.float32(B),
+             "kl_coef": jnp.float32(0.0), "temperature": jnp.float32(1.0)}
+  for _ in range(2):
+    state, metrics = step(state, gbatch, scalars, True, True)
+  leaves = jax.tree.leaves(state.policy) + jax.tree.leaves(state.critic)
+  fingerprint = [float(jnp.sum(x.astype(jnp.float32) * (1 + i % 7))) for i, x in enumerate(leaves)]
+  out = {"metrics": {k: float(v) for k, v in metrics.items()}, "fingerprint": fingerprint,
+         "devices": jax.device_count(), "processes": jax.process_count()}
+  if jax.process_index() == 0:
+    print("RESULT " + json.dumps(out))
+
+
+if __name__ == "__main__":
+  main()
