@@ -226,3 +226,82 @@ class ScriptedExpert(TextPolicy):
   def release(self, episode_ids: Sequence[int]) -> None:
     for i in episode_ids:
       self._plans.pop(i, None)
+
+
+class ModelPolicy:
+  """The trained model as a policy: batched multi-turn decoding with `rl.sampling.Sampler`.
+
+  Each episode owns one row of the sampler's conversation batch for its whole life, so its KV
+  cache is kept across turns and a turn only prefills the new observation tokens. Rows are freed
+  by `release` and reused by later episodes. Requests with different token budgets (episodes near
+  the trajectory limit) are decoded in one call per distinct budget.
+
+  Args:
+    sampler: an `rl.sampling.Sampler`; its max_cache_len must hold a whole trajectory
+      (>= config.agent.max_tokens_per_trajectory).
+    batch_size: rows to allocate (grown on demand by `begin`).
+    temperature, top_p, top_k: sampling settings (temperature 0 = greedy).
+    seed: base of the per-call PRNG keys.
+  """
+
+  def __init__(self, sampler: Any, *, batch_size: int = 8, temperature: float = 1.0,
+               top_p: float = 1.0, top_k: int = 0, seed: int = 0):
+    import jax  # pylint: disable=import-outside-toplevel
+    self._jax = jax
+    self.sampler = sampler
+    self.temperature = float(temperature)
+    self.top_p = float(top_p)
+    self.top_k = int(top_k)
+    self._key = jax.random.key(seed)
+    self._calls = 0
+    self._rows: dict[int, int] = {}
+    self.conv = sampler.new_conversations(max(int(batch_size), 1))
+    self._free = list(range(self.conv.batch_size))
+
+  def begin(self, num_episodes: int) -> None:
+    """Called by the engine before a rollout: makes room for `num_episodes` concurrent rows."""
+    if num_episodes > self.conv.batch_size and not self._rows:
+      self.conv = self.sampler.new_conversations(num_episodes)
+      self._free = list(range(num_episodes))
+
+  def set_temperature(self, temperature: float) -> None:
+    self.temperature = float(temperature)
+
+  def _row(self, episode_id: int) -> int:
+    row = self._rows.get(episode_id)
+    if row is None:
+      if not self._free:
+        raise RuntimeError(f"ModelPolicy has {self.conv.batch_size} rows, all in use; "
+                           "call begin(num_episodes) or pass a larger batch_size")
+      row = self._free.pop(0)
+      self.conv.reset([row])
+      self._rows[episode_id] = row
+    return row
+
+  def act(self, requests: Sequence[ActRequest]) -> list[ActResult]:
+    rows = [self._row(r.episode_id) for r in requests]
+    results: list[ActResult | None] = [None] * len(requests)
+    for budget in sorted({r.max_new_tokens for r in requests}):
+      new_tokens: list[list[int] | None] = [None] * self.conv.batch_size
+      members = [i for i, r in enumerate(requests) if r.max_new_tokens == budget]
+      for i in members:
+        new_tokens[rows[i]] = list(requests[i].new_tokens)
+      self._calls += 1
+      out = self.sampler.generate(self.conv, new_tokens, max_new_tokens=budget,
+                                  rng=self._jax.random.fold_in(self._key, self._calls),
+                                  temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
+      for i in members:
+        row = rows[i]
+        reason = out.finish_reasons[row]
+        if reason == "cache_full":
+          raise RuntimeError(f"episode {requests[i].episode_id}: the sampler cache is full; "
+                             "max_cache_len must be >= agent.max_tokens_per_trajectory")
+        tokens = list(out.tokens[row])
+        results[i] = ActResult(tokens, list(out.logprobs[row]), "", finished=reason == "stop")
+    return results  # type: ignore[return-value]
+
+  def release(self, episode_ids: Sequence[int]) -> None:
+    for episode_id in episode_ids:
+      row = self._rows.pop(episode_id, None)
+      if row is not None:
+        self._free.append(row)

@@ -330,6 +330,9 @@ class RolloutEngine:
       return [], {}
     t0 = time.perf_counter()
     runs = [self._new_run(task, gi) for gi, task in enumerate(tasks) for _ in range(group_size)]
+    begin = getattr(self.policy, "begin", None)
+    if begin is not None:
+      begin(len(runs))
     by_id = {r.id: r for r in runs}
     done: dict[int, Episode] = {}
     self._gen_intervals: list[tuple[float, float]] = []
@@ -484,22 +487,27 @@ class RolloutEngine:
       raise RuntimeError(f"policy produced {len(tokens)} tokens over the budget {request.max_new_tokens}")
     if len(result.logprobs) != len(tokens):
       raise RuntimeError("policy returned a log-prob per token mismatch")
-    content_ids, stopped = self.renderer.strip_stop(tokens)
+    if not tokens:
+      raise RuntimeError(f"policy returned no tokens for episode {run.id}")
+    content_ids, has_stop = self.renderer.strip_stop(tokens)
     text = self.renderer.decode(content_ids)
     run.tokens.extend(tokens)
     run.mask.extend([1] * len(tokens))
     run.logprobs.extend(float(x) for x in result.logprobs)
     run.turn_ends.append(len(run.tokens) - 1)
-    if not stopped:
-      # The turn was cut at the token budget: close it the way the template would (not policy
-      # tokens, so masked out).
-      run.tokens.extend(self.renderer.end_of_turn_ids)
-      run.mask.extend([0] * len(self.renderer.end_of_turn_ids))
-      run.logprobs.extend([0.0] * len(self.renderer.end_of_turn_ids))
+    closing: list[int] = []
+    if not has_stop:
+      # The turn ended without the end-of-turn token (cut at the budget, or stopped at a stop
+      # sequence such as </tool_call>): close it the way the template does; not policy tokens.
+      closing = list(self.renderer.end_of_turn_ids)
+      run.tokens.extend(closing)
+      run.mask.extend([0] * len(closing))
+      run.logprobs.extend([0.0] * len(closing))
     run.messages.append({"role": "assistant", "content": text})
-    run.new_tokens = []
+    # The sampler has not seen the closing tokens yet: they lead the next turn's new tokens.
+    run.new_tokens = closing
     action = agent_lib.parse_action(text, mode=self.limits.mode)
-    if not stopped and action.type is None:
+    if not result.finished and action.type is None:
       action.error = f"{action.error} (Your message was cut at {len(tokens)} tokens.)"
     run.pending_action = action
     run.pending_tokens = len(tokens)
@@ -542,7 +550,7 @@ class RolloutEngine:
         run.tokens.extend(obs_ids)
         run.mask.extend([0] * len(obs_ids))
         run.logprobs.extend([0.0] * len(obs_ids))
-        run.new_tokens = list(obs_ids)
+        run.new_tokens = run.new_tokens + list(obs_ids)
     self._record_step(run, action, outcome, check, duration_s, len(obs_ids))
     run.pending_action = None
 

@@ -1,0 +1,50 @@
+"""The model policy inside the rollout engine: the sampler's cache holds exactly the episode tokens."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from rl import agent as agent_lib
+from rl import policies
+from rl.model import init_model, tiny_config
+from rl.tokenizer import load_tokenizer, stop_token_ids
+from test_rollout_helpers import make_config, make_engine, make_task
+
+
+@pytest.mark.slow
+def test_model_policy_multi_turn_bookkeeping(tmp_path):
+  Sampler = pytest.importorskip("rl.sampling").Sampler  # pylint: disable=invalid-name
+  tokenizer = load_tokenizer()
+  renderer = agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
+  model = init_model(tiny_config("test", vocab_size=len(tokenizer)), seed=0)
+  sampler = Sampler(model, max_cache_len=512, stop_token_ids=stop_token_ids(tokenizer),
+                    stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
+
+  class RecordingPolicy(policies.ModelPolicy):
+    rows_seen: dict[int, int] = {}
+
+    def _row(self, episode_id):
+      row = super()._row(episode_id)
+      self.rows_seen[episode_id] = row
+      return row
+
+  policy = RecordingPolicy(sampler, batch_size=2, temperature=1.0, seed=1)
+  tasks = [make_task(tmp_path, i) for i in range(2)]
+  config = make_config(max_turns=3, max_tokens_per_turn=12, max_tokens_per_trajectory=512)
+  engine = make_engine(config, policy, renderer)
+  episodes, metrics = engine.run(tasks, group_size=2)
+  assert policy.conv.batch_size == 4 and not policy._rows, "rows grow to the batch and are released"
+  for ep in episodes:
+    assert ep.terminated in ("max_steps", "max_tokens", "submit"), ep.record
+    row = policy.rows_seen[ep.record["episode_id"]]
+    history = policy.conv.history[row]
+    # The cache saw exactly the episode's tokens (closing tokens of the last turn aside).
+    assert ep.tokens[:len(history)] == history
+    assert len(history) >= sum(ep.action_mask) + ep.action_mask.index(1)
+    lp = np.array(ep.sampler_logprobs)
+    mask = np.array(ep.action_mask, bool)
+    assert (lp[mask] < 0).all() and (lp[~mask] == 0).all()
+    assert all(s["tokens"]["action"] <= 12 for s in ep.record["steps"])
+  assert metrics["rollout/policy_calls"] >= 3
