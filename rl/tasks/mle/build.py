@@ -197,3 +197,35 @@ def _write_manifest(root: pathlib.Path) -> None:
   except ImportError:
     return
   task_format.write_manifest(root)
+
+
+def demonstration_records(task_dirs: Iterable[str | os.PathLike], *,
+                          solutions: Sequence[str] = ("linear", "gradient_boosting")) -> list[dict[str, Any]]:
+  """Single-turn `answer` trajectories (ARCHITECTURE.md record format) whose code is a reference
+  solution: SFT warm-start data for the MLE experiment. Rewards are the leaderboard scores
+  when one was computed, else 0."""
+  records = []
+  for task_dir in task_dirs:
+    task_dir = pathlib.Path(task_dir)
+    metadata = json.loads((task_dir / "metadata.json").read_text(encoding="utf-8"))
+    board_path = task_dir / LEADERBOARD_FILE
+    board = json.loads(board_path.read_text(encoding="utf-8")) if board_path.is_file() else {"entries": []}
+    scores = {e["name"]: e for e in board["entries"]}
+    statement = (task_dir / "task.md").read_text(encoding="utf-8")
+    for name in solutions:
+      code = (task_dir / "references" / f"{name}.py").read_text(encoding="utf-8")
+      entry = scores.get(name, {})
+      reward = float(entry["normalized_score"]) if entry.get("valid") else 0.0
+      step = {"step": 0, "action_type": "answer", "action_input": {"code": code}, "observation": "",
+              "thought": "", "reward": reward, "timestamp": 0.0, "duration_s": float(entry.get("runtime_s", 0.0)),
+              "tokens": {"action": 0, "observation": 0},
+              "hack": {"flagged": False, "stage": None, "rules": [], "response": None}}
+      records.append({
+          "task_id": metadata["id"], "task_version": metadata["version"], "base_hash": "", "prompt": statement,
+          "model": {"checkpoint": f"reference:{name}", "step": 0}, "sampling": {"temperature": 0.0, "top_p": 1.0},
+          "steps": [step], "final_reward": reward, "success": bool(entry.get("valid", True)),
+          "tests": {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "total": 0},
+          "hack": {"flagged": False, "stage": None, "rules": [], "judge_score": None, "reason": ""},
+          "terminated": "submit", "duration_s": float(entry.get("runtime_s", 0.0)),
+          "submission_valid": bool(entry.get("valid", True))})
+  return records

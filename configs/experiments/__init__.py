@@ -1,0 +1,1 @@
+"""Experiment configs: each get_config() builds on configs/default.py for one research setting."""
