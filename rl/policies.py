@@ -239,16 +239,22 @@ class ModelPolicy:
   Args:
     sampler: an `rl.sampling.Sampler`; its max_cache_len must hold a whole trajectory
       (>= config.agent.max_tokens_per_trajectory).
+    renderer: the ChatRenderer (optional; decoding of actions is the engine's).
+    params: policy weights to load into the sampler first (optional).
     batch_size: rows to allocate (grown on demand by `begin`).
     temperature, top_p, top_k: sampling settings (temperature 0 = greedy).
     seed: base of the per-call PRNG keys.
   """
 
-  def __init__(self, sampler: Any, *, batch_size: int = 8, temperature: float = 1.0,
-               top_p: float = 1.0, top_k: int = 0, seed: int = 0):
+  def __init__(self, sampler: Any, renderer: ChatRenderer | None = None, *, params: Any = None,
+               batch_size: int = 8, temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0,
+               seed: int = 0):
     import jax  # pylint: disable=import-outside-toplevel
     self._jax = jax
     self.sampler = sampler
+    self.renderer = renderer  # unused for decoding (the engine decodes); kept for callers
+    if params is not None:
+      sampler.update_params(params)
     self.temperature = float(temperature)
     self.top_p = float(top_p)
     self.top_k = int(top_k)
@@ -266,6 +272,10 @@ class ModelPolicy:
 
   def set_temperature(self, temperature: float) -> None:
     self.temperature = float(temperature)
+
+  def update_params(self, params: Any) -> None:
+    """New policy weights (an nnx State or a Transformer) for the following turns."""
+    self.sampler.update_params(params)
 
   def _row(self, episode_id: int) -> int:
     row = self._rows.get(episode_id)

@@ -809,3 +809,68 @@ def load_config(spec: str | None = None) -> Any:
   module = importlib.util.module_from_spec(module_spec)
   module_spec.loader.exec_module(module)
   return module.get_config(arg or None)
+
+
+def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: ChatRenderer, *,
+                          observation_max_chars: int = 1024, only_successful: bool = True,
+                          mode: str = "multi_turn") -> list[Episode]:
+  """Rebuilds trainable Episodes (tokens, masks, turn ends) from logged trajectory records.
+
+  For SFT on demonstrations (config.sft.demonstrations). Each action is its logged text plus the
+  end-of-turn token (all policy tokens); observations are re-rendered with the chat template as
+  the model saw them (cut to `observation_max_chars`). Log-probs are 0 (unknown).
+
+  Args:
+    records: a trajectory JSONL file or directory, or an iterable of record dicts.
+    tasks: keep only records of these tasks (None keeps all).
+    only_successful: drop failed or hack-flagged records.
+  """
+  from rl import trajectory as trajectory_lib  # pylint: disable=import-outside-toplevel
+  from rl.policies import tool_call_text  # pylint: disable=import-outside-toplevel
+  if isinstance(records, (str, os.PathLike)):
+    records = trajectory_lib.read_trajectories(records)
+  by_id = {t.id: t for t in tasks} if tasks is not None else None
+  episodes = []
+  eot = list(renderer.end_of_turn_ids)
+  for record in records:
+    if by_id is not None and record["task_id"] not in by_id:
+      continue
+    if only_successful and (not record.get("success") or (record.get("hack") or {}).get("flagged")):
+      continue
+    task = by_id.get(record["task_id"]) if by_id is not None else None
+    record_mode = record.get("mode", mode)
+    messages = (agent_lib.initial_messages(task, record_mode) if task is not None
+                else [{"role": "system", "content": ""}, {"role": "user", "content": ""}])
+    tokens = renderer.encode(record["prompt"])
+    mask = [0] * len(tokens)
+    turn_ends: list[int] = []
+    steps = record.get("steps", [])
+    for i, step in enumerate(steps):
+      text = step.get("text")
+      if not text:
+        if step.get("action_type") is None:
+          continue
+        call = tool_call_text(step["action_type"], step.get("action_input") or {})
+        text = f"{step.get('thought')}\n{call}" if step.get("thought") else call
+      action = renderer.encode(text) + eot
+      tokens += action
+      mask += [1] * len(action)
+      turn_ends.append(len(tokens) - 1)
+      messages.append({"role": "assistant", "content": text})
+      if i + 1 < len(steps):
+        observation = agent_lib.truncate_observation(step.get("observation", ""), observation_max_chars)
+        obs = renderer.observation_ids(messages, observation)
+        messages.append({"role": "tool", "content": observation})
+        tokens += obs
+        mask += [0] * len(obs)
+    turn_rewards = [float(s.get("reward", 0.0)) for s in steps if s.get("text") or s.get("action_type")]
+    turn_rewards = (turn_rewards + [0.0] * len(turn_ends))[:len(turn_ends)]
+    episodes.append(Episode(
+        task_id=record["task_id"], group_id=int(record.get("group_id", len(episodes))), tokens=tokens,
+        action_mask=mask, sampler_logprobs=[0.0] * len(tokens), turn_ends=turn_ends,
+        turn_rewards=turn_rewards, final_reward=float(record.get("final_reward", 0.0)),
+        success=bool(record.get("success")), terminated=record.get("terminated", "submit"),
+        truncated=record.get("terminated") in ("max_steps", "max_tokens", "timeout"),
+        duration_s=float(record.get("duration_s", 0.0)), exec_time_s=float(record.get("exec_time_s", 0.0)),
+        record=dict(record)))
+  return episodes

@@ -225,3 +225,19 @@ def test_process_rewards_per_turn(tasks, renderer):
   [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
   assert ep.turn_rewards == [0.0] * 4
+
+
+def test_episodes_from_records_rebuild_the_engine_tokens(tasks, renderer, tmp_path):
+  from rl.trajectory import TrajectoryWriter
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  with TrajectoryWriter(tmp_path) as writer:
+    episodes, _ = make_engine(config, policies.ScriptedExpert(renderer, seed=9), renderer,
+                              writer=writer).run(tasks, group_size=2)
+  rebuilt = rollout.episodes_from_records(str(tmp_path), tasks, renderer,
+                                          observation_max_chars=config.agent.observation_max_chars)
+  assert len(rebuilt) == len(episodes)
+  rebuilt.sort(key=lambda e: e.record["episode_id"])  # the log is in completion order
+  for a, b in zip(episodes, rebuilt):
+    assert a.tokens == b.tokens and a.action_mask == b.action_mask and a.turn_ends == b.turn_ends
+  assert rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer) != []
+  assert len(rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer)) == 2
