@@ -1,0 +1,342 @@
+"""Batched, jitted generation with a per-row KV cache, for single prompts and multi-turn agents.
+
+One call = one jitted function: append each row's new tokens (prompt or observation) to its
+conversation cache, then decode with a `lax.while_loop` until every row hits a stop token, a stop
+sequence or its token budget. Rows are independent: each has its own length, and rows whose
+episode has finished (or that have nothing to do this turn) are simply passed as inactive.
+
+    sampler = Sampler(model, max_cache_len=2048, stop_token_ids=stop_token_ids(tokenizer),
+                      stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
+    conv = sampler.new_conversations(batch_size=8)
+    out = sampler.generate(conv, prompts, max_new_tokens=128, rng=jax.random.key(0))
+    # out.tokens[b], out.logprobs[b], out.finish_reasons[b] ("stop" | "length" | "cache_full"
+    # | "inactive"); the next turn appends observations without re-prefilling the history:
+    out = sampler.generate(conv, [obs_0, None, obs_2, ...], max_new_tokens=128, rng=key2)
+
+The last sampled token of a turn is kept "pending" on the host and written to the cache with the
+next turn's tokens, so a turn costs one forward over (1 + observation) tokens plus the decode.
+Returned log-probs are log softmax(logits / temperature) of the sampled token, i.e. before top-k /
+top-p truncation, which is what the training forward recomputes at the same temperature.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from rl.models.transformer import KVCache, Transformer
+
+Array = jax.Array
+OVERFLOW_MODES = ("error", "truncate")
+
+
+class CacheOverflowError(ValueError):
+  """A conversation does not fit in the sampler's fixed-capacity cache."""
+
+
+@dataclasses.dataclass
+class SampleOutput:
+  tokens: list[list[int]]  # generated tokens per row, the stop token included
+  logprobs: list[list[float]]  # sampler log-prob of each generated token
+  finish_reasons: list[str]  # "stop" | "length" | "cache_full" | "inactive"
+
+
+@dataclasses.dataclass
+class Conversations:
+  """Per-row conversation state of one batch: the device cache plus host-side bookkeeping."""
+
+  cache: KVCache
+  lengths: np.ndarray  # tokens stored in the cache per row
+  pending: list[list[int]]  # sampled but not yet cached tokens per row (the last one of a turn)
+  history: list[list[int]]  # every token of each row's conversation, cached or pending
+
+  @property
+  def batch_size(self) -> int:
+    return len(self.pending)
+
+  @property
+  def capacity(self) -> int:
+    return self.cache.capacity
+
+  def reset(self, rows: Sequence[int]) -> None:
+    """Starts new conversations in `rows` (their old cache slots are simply overwritten)."""
+    rows = list(rows)
+    self.cache = dataclasses.replace(
+        self.cache, lengths=self.cache.lengths.at[np.asarray(rows, np.int32)].set(0))
+    for r in rows:
+      self.lengths[r] = 0
+      self.pending[r] = []
+      self.history[r] = []
+
+
+def _bucket(n: int, minimum: int = 8) -> int:
+  """Pads chunk lengths to powers of two so a rollout compiles a handful of shapes."""
+  size = minimum
+  while size < n:
+    size *= 2
+  return size
+
+
+def _filter_logits(logits: Array, top_k: int, top_p: Array | None) -> Array:
+  """Masks logits outside the top-k set and the top-p nucleus with -inf."""
+  neg = jnp.finfo(logits.dtype).min
+  if top_k > 0:
+    kth = jax.lax.top_k(logits, top_k)[0][:, -1:]
+    logits = jnp.where(logits < kth, neg, logits)
+  if top_p is not None:
+    sorted_logits = jnp.sort(logits, axis=-1)[:, ::-1]
+    probs = jax.nn.softmax(sorted_logits, axis=-1)
+    mass_before = jnp.cumsum(probs, axis=-1) - probs
+    keep = mass_before < top_p
+    # The smallest kept logit is the threshold; the top token is always kept.
+    threshold = jnp.min(jnp.where(keep, sorted_logits, jnp.inf), axis=-1, keepdims=True)
+    logits = jnp.where(logits < threshold, neg, logits)
+  return logits
+
+
+def _sample(logits: Array, rng: Array, temperature: Array, greedy: bool, top_k: int,
+            top_p: Array | None) -> tuple[Array, Array]:
+  """One token per row and its log-prob under log softmax(logits / temperature)."""
+  if greedy:
+    token = jnp.argmax(logits, axis=-1)
+    logp = jax.nn.log_softmax(logits, axis=-1)
+  else:
+    scaled = logits / temperature
+    logp = jax.nn.log_softmax(scaled, axis=-1)
+    token = jax.random.categorical(rng, _filter_logits(scaled, top_k, top_p), axis=-1)
+  token = token.astype(jnp.int32)
+  return token, jnp.take_along_axis(logp, token[:, None], axis=-1)[:, 0]
+
+
+def _stop_hit(token: Array, recent: Array, stop_ids: Array, stop_seqs: Array) -> Array:
+  """Whether each row just produced a stop id or completed a stop sequence (left-padded with -1)."""
+  hit = jnp.any(token[:, None] == stop_ids[None, :], axis=-1)
+  if stop_seqs.shape[0]:
+    window = recent[:, None, -stop_seqs.shape[1]:]  # [B, 1, K]
+    match = (stop_seqs[None] == -1) | (window == stop_seqs[None])
+    hit = hit | jnp.any(jnp.all(match, axis=-1), axis=-1)
+  return hit
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef",), donate_argnames=("cache",))
+def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array) -> KVCache:
+  model = nnx.merge(graphdef, state)
+  return model.hidden_states(chunk, cache=cache, num_new=num_new)[1]
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "max_new", "greedy", "top_k", "use_top_p"),
+                   donate_argnames=("cache",))
+def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, active: Array,
+              budget: Array, rng: Array, temperature: Array, top_p: Array, stop_ids: Array,
+              stop_seqs: Array, *, max_new: int, greedy: bool, top_k: int, use_top_p: bool):
+  """Extend each row by its chunk, then decode up to `budget[b]` tokens per active row."""
+  model = nnx.merge(graphdef, state)
+  batch = chunk.shape[0]
+  top_p_value = top_p if use_top_p else None
+  hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new)
+  last = jnp.take_along_axis(hidden, jnp.maximum(num_new - 1, 0)[:, None, None], axis=1)[:, 0]
+  token, logp = _sample(model.logits_from_hidden(last), jax.random.fold_in(rng, 0), temperature,
+                        greedy, top_k, top_p_value)
+  window = max(1, stop_seqs.shape[1])
+  recent = jnp.full((batch, window), -2, jnp.int32).at[:, -1].set(token)
+  tokens = jnp.zeros((batch, max_new), jnp.int32).at[:, 0].set(jnp.where(active, token, 0))
+  logps = jnp.zeros((batch, max_new), jnp.float32).at[:, 0].set(jnp.where(active, logp, 0.0))
+  count = active.astype(jnp.int32)
+  stopped = active & _stop_hit(token, recent, stop_ids, stop_seqs)
+  done = ~active | stopped | (count >= budget)
+
+  def cond(carry):
+    step, _, _, done, *_ = carry
+    return (step < max_new) & ~jnp.all(done)
+
+  def body(carry):
+    step, cache, token, done, stopped, recent, tokens, logps, count = carry
+    feed = (~done).astype(jnp.int32)
+    hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed)
+    new_token, new_logp = _sample(model.logits_from_hidden(hidden[:, 0]),
+                                  jax.random.fold_in(rng, step), temperature, greedy, top_k,
+                                  top_p_value)
+    live = ~done
+    index = jnp.minimum(count, max_new - 1)
+    rows = jnp.arange(batch)
+    tokens = tokens.at[rows, index].set(jnp.where(live, new_token, tokens[rows, index]))
+    logps = logps.at[rows, index].set(jnp.where(live, new_logp, logps[rows, index]))
+    count = count + live.astype(jnp.int32)
+    recent = jnp.where(live[:, None], jnp.roll(recent, -1, axis=1).at[:, -1].set(new_token), recent)
+    hit = live & _stop_hit(new_token, recent, stop_ids, stop_seqs)
+    stopped = stopped | hit
+    done = done | hit | (count >= budget)
+    token = jnp.where(live, new_token, token)
+    return step + 1, cache, token, done, stopped, recent, tokens, logps, count
+
+  carry = (jnp.int32(1), cache, token, done, stopped, recent, tokens, logps, count)
+  _, cache, _, _, stopped, _, tokens, logps, count = jax.lax.while_loop(cond, body, carry)
+  return cache, tokens, logps, count, stopped
+
+
+class Sampler:
+  """Generates for a fixed batch of conversations with one compiled prefill+decode function.
+
+  Args:
+    model: the policy (a Transformer) or a `(graphdef, state)` pair from `nnx.split`.
+    max_cache_len: cache slots per row: prompt + every turn's action and observation tokens.
+    stop_token_ids: ids that end a turn (e.g. rl.tokenizer.stop_token_ids(tokenizer)).
+    stop_sequences: token sequences that end a turn, e.g. the ids of "</tool_call>" (one special
+      token for the tiny tokenizer and for Qwen2.5). Matched on generated tokens only.
+    overflow: "error" raises CacheOverflowError when a row's tokens do not fit; "truncate" keeps
+      what fits, shortens the decode budget and reports finish_reason "cache_full".
+    pad_id: the id used to pad chunks (never attended to).
+  """
+
+  def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
+               stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
+               overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None):
+    if overflow not in OVERFLOW_MODES:
+      raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
+    if max_cache_len < 2:
+      raise ValueError(f"max_cache_len must be >= 2, got {max_cache_len}")
+    self.graphdef, self.state = nnx.split(model) if isinstance(model, nnx.Module) else model
+    self.config = nnx.merge(self.graphdef, self.state).config
+    self.max_cache_len = int(max_cache_len)
+    self.overflow = overflow
+    self.pad_id = int(pad_id)
+    self.cache_dtype = cache_dtype
+    ids = [int(i) for i in stop_token_ids]
+    seqs = [list(map(int, s)) for s in stop_sequences]
+    if any(len(s) == 0 for s in seqs):
+      raise ValueError("stop sequences must not be empty")
+    ids += [s[0] for s in seqs if len(s) == 1]  # one-token sequences are plain stop ids
+    seqs = [s for s in seqs if len(s) > 1]
+    self.stop_ids = jnp.asarray(sorted(set(ids)) or [-1], jnp.int32)
+    width = max((len(s) for s in seqs), default=1)
+    self.stop_seqs = jnp.asarray(
+        np.array([[-1] * (width - len(s)) + s for s in seqs], np.int32).reshape(len(seqs), width))
+
+  def update_params(self, model_or_state: Any) -> None:
+    """Swaps in new policy weights (a Transformer or an nnx State of the same graph)."""
+    if isinstance(model_or_state, nnx.Module):
+      graphdef, self.state = nnx.split(model_or_state)
+      if graphdef != self.graphdef:
+        raise ValueError("update_params: the new model has a different structure")
+    else:
+      self.state = model_or_state
+
+  def new_conversations(self, batch_size: int) -> Conversations:
+    cache = KVCache.create(self.config, batch_size, self.max_cache_len, self.cache_dtype)
+    return Conversations(cache=cache, lengths=np.zeros(batch_size, np.int64),
+                         pending=[[] for _ in range(batch_size)],
+                         history=[[] for _ in range(batch_size)])
+
+  def _prepare(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None],
+               max_new_tokens: int):
+    """Host-side checks and padding: chunk, counts, active rows, budgets, cache_full rows."""
+    if len(new_tokens) != conv.batch_size:
+      raise ValueError(f"got {len(new_tokens)} rows of tokens for a batch of {conv.batch_size}")
+    rows = []
+    active = np.zeros(conv.batch_size, bool)
+    budget = np.zeros(conv.batch_size, np.int32)
+    full = np.zeros(conv.batch_size, bool)
+    for b, toks in enumerate(new_tokens):
+      if toks is None:
+        rows.append([])
+        continue
+      append = conv.pending[b] + [int(t) for t in toks]
+      if not append:
+        raise ValueError(f"row {b}: nothing to condition on (empty prompt and no history)")
+      room = self.max_cache_len - int(conv.lengths[b])
+      if len(append) + max_new_tokens > room:
+        if self.overflow == "error":
+          raise CacheOverflowError(
+              f"row {b}: {conv.lengths[b]} cached + {len(append)} new + {max_new_tokens} to "
+              f"generate exceeds max_cache_len={self.max_cache_len}")
+        if len(append) >= room:  # not even one generated token fits: keep what fits, stop
+          append = append[:room]
+          full[b] = True
+      rows.append(append)
+      if not full[b]:
+        active[b] = True
+        budget[b] = min(max_new_tokens, room - len(append))
+    width = _bucket(max(len(r) for r in rows) if rows else 1)
+    chunk = np.full((conv.batch_size, width), self.pad_id, np.int32)
+    for b, r in enumerate(rows):
+      chunk[b, :len(r)] = r
+    num_new = np.array([len(r) for r in rows], np.int32)
+    return rows, chunk, num_new, active, budget, full
+
+  def append(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None]) -> None:
+    """Writes tokens into rows' caches without generating (e.g. a forced observation)."""
+    rows, chunk, num_new, _, _, full = self._prepare(conv, new_tokens, 0)
+    if full.any() or any(len(r) + int(conv.lengths[b]) > self.max_cache_len
+                         for b, r in enumerate(rows)):
+      raise CacheOverflowError("append: tokens do not fit in the cache")
+    conv.cache = _extend(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
+                         jnp.asarray(num_new))
+    for b, r in enumerate(rows):
+      if new_tokens[b] is not None:
+        conv.history[b].extend(new_tokens[b])
+        conv.pending[b] = []
+    conv.lengths = conv.lengths + num_new
+
+  def generate(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None], *,
+               max_new_tokens: int, rng: Array, temperature: float = 1.0, top_p: float = 1.0,
+               top_k: int = 0) -> SampleOutput:
+    """Appends `new_tokens[b]` to row b's conversation and samples its next turn.
+
+    Args:
+      conv: the batch's conversations (from `new_conversations`), updated in place.
+      new_tokens: per row, the prompt (first turn) or observation tokens to append; None marks an
+        inactive row (finished episode or waiting), which is neither extended nor decoded.
+      max_new_tokens: decode budget per row for this turn (rows may stop earlier).
+      rng: a JAX PRNG key for this call; temperature 0 decodes greedily.
+    """
+    if max_new_tokens < 1:
+      raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
+      raise ValueError(f"bad sampling parameters: temperature={temperature}, top_p={top_p}, "
+                       f"top_k={top_k}")
+    rows, chunk, num_new, active, budget, full = self._prepare(conv, new_tokens, max_new_tokens)
+    cache, tokens, logps, count, stopped = _generate(
+        self.graphdef, self.state, conv.cache, jnp.asarray(chunk), jnp.asarray(num_new),
+        jnp.asarray(active), jnp.asarray(budget), rng, jnp.float32(max(temperature, 1e-6)),
+        jnp.float32(top_p), self.stop_ids, self.stop_seqs, max_new=int(max_new_tokens),
+        greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0)
+    conv.cache = cache
+    tokens, logps, count, stopped = jax.device_get((tokens, logps, count, stopped))
+    out = SampleOutput([], [], [])
+    for b in range(conv.batch_size):
+      n = int(count[b])
+      generated = tokens[b, :n].tolist()
+      out.tokens.append(generated)
+      out.logprobs.append(logps[b, :n].tolist())
+      if new_tokens[b] is not None:
+        conv.history[b].extend(list(new_tokens[b])[:max(0, len(rows[b]) - len(conv.pending[b]))])
+        conv.history[b].extend(generated)
+      if full[b]:
+        out.finish_reasons.append("cache_full")
+      elif not active[b]:
+        out.finish_reasons.append("inactive")
+      elif stopped[b]:
+        out.finish_reasons.append("stop")
+      else:
+        out.finish_reasons.append("length" if budget[b] == max_new_tokens else "cache_full")
+      if active[b]:
+        # Everything generated except the last token went through the cache during decoding.
+        conv.lengths[b] += int(num_new[b]) + max(n - 1, 0)
+        conv.pending[b] = generated[-1:]
+    if full.any():  # truncated rows: their (cut) tokens were written, nothing generated
+      for b in np.flatnonzero(full):
+        conv.lengths[b] += int(num_new[b])
+        conv.pending[b] = []
+    return out
+
+  def sample(self, prompts: Sequence[Sequence[int]], *, max_new_tokens: int, rng: Array,
+             **kwargs) -> SampleOutput:
+    """Single-turn convenience: fresh conversations for `prompts`, one generate call."""
+    conv = self.new_conversations(len(prompts))
+    return self.generate(conv, prompts, max_new_tokens=max_new_tokens, rng=rng, **kwargs)
