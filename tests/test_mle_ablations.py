@@ -1,0 +1,174 @@
+"""Ablation tooling on synthetic runs: run_ablations.py (emit and sequential) and ablation_table.py."""
+
+import importlib.util
+import json
+import math
+import pathlib
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _load(name):
+  spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+run_ablations = _load("run_ablations")
+ablation_table = _load("ablation_table")
+
+
+def fake_run(run_dir: pathlib.Path, rewards, success, *, pass1=None, heldout=None, lengths=None, flag=0.0):
+  run_dir.mkdir(parents=True)
+  with open(run_dir / "metrics.jsonl", "w") as f:
+    for step, (r, s) in enumerate(zip(rewards, success)):
+      row = {"step": step, "time_s": step * 1.5, "train/reward_mean": r, "train/success_rate": s,
+             "antihack/flag_rate": flag, "length/tokens_p10": 10.0, "length/tokens_p50": 20.0,
+             "length/tokens_p90": 40.0}
+      if pass1 is not None and step == len(rewards) - 1:
+        row["eval/pass@1"] = pass1
+      f.write(json.dumps(row) + "\n")
+  summary = {"iterations": len(rewards), "wall_time_s": 12.0, "peak_rss_mb": 900.0}
+  if heldout is not None:
+    summary["heldout_pass@1_final"] = heldout
+  (run_dir / "summary.json").write_text(json.dumps(summary))
+  if lengths is not None:
+    (run_dir / "trajectories").mkdir()
+    with open(run_dir / "trajectories" / "traj_000.jsonl", "w") as f:
+      for n in lengths:
+        f.write(json.dumps({"task_id": "t", "steps": [{"tokens": {"action": n // 2, "observation": n - n // 2}}]}) + "\n")
+
+
+@pytest.fixture
+def root(tmp_path):
+  r = tmp_path / "ablations"
+  # ppo: 3 seeds, 20 iterations; the table averages the last 10% (2 iterations) of each.
+  for seed, final in enumerate([0.5, 0.6, 0.7]):
+    fake_run(r / "ppo" / f"seed{seed}", [0.0] * 18 + [final, final], [0.1] * 18 + [final] * 2,
+             pass1=final / 2, heldout=final / 4)
+  for seed, final in enumerate([0.4, 0.2]):
+    fake_run(r / "grpo" / f"seed{seed}", [0.0] * 18 + [final, final], [0.0] * 20,
+             lengths=[10, 20, 30, 40, 50, 60, 70, 80, 90, 100])
+  fake_run(r / "no_antihack" / "seed0", [1.0] * 10, [0.3] * 10, flag=0.0)
+  (r / "empty_config" / "seed0").mkdir(parents=True)  # no metrics: ignored
+  return r
+
+
+def test_mean_and_standard_error():
+  assert ablation_table.mean_se([0.5, 0.6, 0.7]) == pytest.approx((0.6, 0.1 / math.sqrt(3)))
+  assert ablation_table.mean_se([2.0]) == (2.0, None)
+  with pytest.raises(ValueError):
+    ablation_table.mean_se([])
+
+
+def test_table_numbers_from_synthetic_runs(root):
+  runs = ablation_table.collect(root)
+  assert sorted(runs) == ["grpo", "no_antihack", "ppo"]
+  table = ablation_table.aggregate(runs, default_baseline="ppo")
+  ppo, grpo = table["ppo"], table["grpo"]
+  assert ppo["seeds"] == 3 and ppo["baseline"] is None
+  assert ppo["reward"] == pytest.approx((0.6, 0.1 / math.sqrt(3)))
+  assert ppo["eval pass@1"] == pytest.approx((0.3, 0.05 / math.sqrt(3)))
+  assert ppo["held-out pass@1"][0] == pytest.approx(0.15)
+  assert ppo["len p90/p10"][0] == pytest.approx(4.0)  # from the logged percentiles
+  assert grpo["baseline"] == "ppo"
+  assert grpo["delta"] == pytest.approx(0.3 - 0.6) and grpo["delta_rel"] == pytest.approx(-0.5)
+  lengths = np.arange(10, 101, 10)
+  assert grpo["len p10"][0] == pytest.approx(np.percentile(lengths, 10))  # from the trajectory files
+  assert grpo["len p90/p10"][0] == pytest.approx(np.percentile(lengths, 90) / np.percentile(lengths, 10))
+  assert "critic" in grpo["paper"]
+  assert table["no_antihack"]["baseline"] == "ppo"  # rules_only absent: the default baseline
+
+  md = ablation_table.to_markdown(table)
+  lines = md.splitlines()
+  assert lines[0].startswith("| config | seeds | reward |")
+  ppo_line = next(l for l in lines if l.startswith("| ppo |"))
+  assert f"0.600 ± {0.1 / math.sqrt(3):.3f}" in ppo_line
+  grpo_line = next(l for l in lines if l.startswith("| grpo |"))
+  assert "-0.300 (-50.0%) vs ppo" in grpo_line and "± —" not in grpo_line
+  no_line = next(l for l in lines if l.startswith("| no_antihack |"))
+  assert "| 1.000 |" in no_line and "| — |" in no_line  # one seed: no ±; no eval pass@1
+
+
+def test_table_cli_writes_markdown_and_json(root, tmp_path):
+  out, js = tmp_path / "table.md", tmp_path / "table.json"
+  proc = subprocess.run([sys.executable, str(REPO / "scripts" / "ablation_table.py"), str(root), "--out", str(out),
+                         "--json", str(js)], capture_output=True, text=True, timeout=120)
+  assert proc.returncode == 0, proc.stderr
+  assert proc.stdout == out.read_text() and "| grpo |" in proc.stdout
+  assert json.loads(js.read_text())["ppo"]["seeds"] == 3
+  bad = subprocess.run([sys.executable, str(REPO / "scripts" / "ablation_table.py"), str(tmp_path / "nope")],
+                       capture_output=True, text=True, timeout=120)
+  assert bad.returncode == 2 and "does not exist" in bad.stderr
+
+
+def test_emit_prints_one_command_per_config_and_seed(capsys):
+  rc = run_ablations.main(["--configs", "ppo,no_instrumentation", "--seeds", "0,1", "--root", "R", "--emit",
+                           "--set", "trainer.iterations=3", "--python", "py", "--train-script", "train.py"])
+  assert rc == 0
+  lines = capsys.readouterr().out.splitlines()
+  assert len(lines) == 4
+  first = shlex.split(lines[0])
+  assert first[:2] == ["py", "train.py"]
+  assert first[2] == f"--config={REPO / 'configs' / 'ablations' / 'ppo.py'}"
+  assert first[3:] == ["--workdir=R/ppo/seed0", "--config.seed=0", "--config.trainer.iterations=3"]
+  assert "--workdir=R/no_instrumentation/seed1" in lines[3]
+
+
+def test_presets_and_config_resolution():
+  for preset, names in run_ablations.PRESETS.items():
+    for name in names:
+      assert run_ablations.resolve_config(name).is_file(), (preset, name)
+  assert run_ablations.resolve_config("mle") == REPO / "configs" / "experiments" / "mle.py"
+  assert run_ablations.resolve_config("default") == REPO / "configs" / "default.py"
+  with pytest.raises(FileNotFoundError, match="known: default"):
+    run_ablations.resolve_config("no_such_ablation")
+  with pytest.raises(ValueError, match="key=value"):
+    run_ablations.build_command("py", "train.py", pathlib.Path("c.py"), pathlib.Path("w"), 0, ["oops"])
+
+
+FAKE_TRAIN = '''
+import json, pathlib, sys
+args = dict(a.lstrip("-").split("=", 1) for a in sys.argv[1:])
+workdir = pathlib.Path(args["workdir"])
+seed = int(args["config.seed"])
+if "fail" in args["config"]:
+  sys.exit(3)
+with open(workdir / "metrics.jsonl", "w") as f:
+  for step in range(int(args.get("config.trainer.iterations", 5))):
+    f.write(json.dumps({"step": step, "train/reward_mean": 0.1 * seed + 0.01 * step, "train/success_rate": 0.5}) + "\\n")
+(workdir / "summary.json").write_text(json.dumps({"iterations": 5, "wall_time_s": 1.0}))
+print("trained", args["config"])
+'''
+
+
+def test_sequential_runs_resume_and_feed_the_table(tmp_path, capsys):
+  train = tmp_path / "fake_train.py"
+  train.write_text(FAKE_TRAIN)
+  root = tmp_path / "runs"
+  argv = ["--configs", "ppo,grpo", "--seeds", "0,1", "--root", str(root), "--train-script", str(train),
+          "--set", "trainer.iterations=4"]
+  assert run_ablations.main(argv) == 0
+  log = [json.loads(l) for l in (root / "runs.jsonl").read_text().splitlines()]
+  assert [(e["config"], e["seed"], e["returncode"]) for e in log] == [
+      ("ppo", 0, 0), ("ppo", 1, 0), ("grpo", 0, 0), ("grpo", 1, 0)]
+  assert "trained" in (root / "ppo" / "seed1" / "run.log").read_text()
+  capsys.readouterr()
+  assert run_ablations.main(argv) == 0  # everything done: nothing reruns
+  assert capsys.readouterr().out.count("done already, skipped") == 4
+  assert len((root / "runs.jsonl").read_text().splitlines()) == 4
+  table = ablation_table.aggregate(ablation_table.collect(root))
+  assert table["ppo"]["reward"][0] == pytest.approx(np.mean([0.03, 0.13]))
+  assert table["ppo"]["iterations"][0] == 4
+
+  failing = tmp_path / "fail_cfg.py"
+  failing.write_text("")
+  assert run_ablations.main(["--configs", str(failing), "--seeds", "0", "--root", str(root),
+                             "--train-script", str(train)]) == 1
