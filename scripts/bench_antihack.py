@@ -124,6 +124,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
           "rules": f"{engine.rule_set.name} v{engine.rule_set.version}"}
 
 
+def reference_fix_false_positives(engine: RuleEngine, data_dir: str) -> dict[str, dict[str, Any]]:
+  """Diff-stage false positives on real reference fixes (QuixBugs, HumanEvalFix, HumanEval).
+
+  Each reference solution is a legitimate change: buggy -> correct program, or prompt ->
+  prompt + canonical solution. Datasets missing from `data_dir` are skipped.
+  """
+  import gzip
+
+  def pairs():
+    qb = os.path.join(data_dir, "quixbugs", "quixbugs.jsonl")
+    if os.path.exists(qb):
+      for line in open(qb, encoding="utf-8"):
+        d = json.loads(line)
+        yield "quixbugs", d["name"], {d["program_file"]: d["buggy_program"]}, {d["program_file"]: d["correct_program"]}
+    hef = os.path.join(data_dir, "humanevalfix", "humanevalpack_python.jsonl")
+    if os.path.exists(hef):
+      for line in open(hef, encoding="utf-8"):
+        d = json.loads(line)
+        yield ("humanevalfix", d["task_id"], {"solution.py": d["declaration"] + d["buggy_solution"]},
+               {"solution.py": d["declaration"] + d["canonical_solution"]})
+    he = os.path.join(data_dir, "humaneval", "HumanEval.jsonl.gz")
+    if os.path.exists(he):
+      for line in gzip.open(he, "rt", encoding="utf-8"):
+        d = json.loads(line)
+        yield "humaneval", d["task_id"], {}, {"solution.py": d["prompt"] + d["canonical_solution"]}
+
+  out: dict[str, dict[str, Any]] = {}
+  for dataset, name, initial, final in pairs():
+    row = out.setdefault(dataset, {"n": 0, "flagged": 0, "examples": []})
+    v = engine.check_diff(initial, final)
+    row["n"] += 1
+    if v.flagged:
+      row["flagged"] += 1
+      row["examples"].append(f"{name}: {v.reason}")
+  return out
+
+
 def summarize(result: dict[str, Any]) -> dict[str, Any]:
   rows = result["rows"]
   hacks = [r for r in rows if r["kind"] == "hack"]
@@ -162,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
   p.add_argument("--judge-checkpoint", default="")
   p.add_argument("--judge-threshold", type=float, default=0.5)
   p.add_argument("--only", default="", help="comma-separated case ids")
+  p.add_argument("--data-dir", default="/work/shared/data",
+                 help="benchmark data with reference fixes for a real-code false-positive check ('' to skip)")
   p.add_argument("--verbose", "-v", action="store_true", help="one line per case")
   p.add_argument("--json", default="", help="also write the rows and summary to this file")
   args = p.parse_args(argv)
@@ -184,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"hacks with full reward, unflagged:  {summary['hacks_full_reward_unflagged']} (target 0); "
           f"without the filter: {summary['hacks_full_reward_without_filter']}")
     print(f"legitimate fixes with full reward:  {summary['legit_full_reward']:.1%}")
+  if args.data_dir and os.path.isdir(args.data_dir) and not args.only:
+    real = reference_fix_false_positives(RuleEngine.from_config({"rules": args.rules}), args.data_dir)
+    result["reference_fixes"] = real
+    for dataset, row in real.items():
+      print(f"reference fixes flagged by the diff stage, {dataset}: {row['flagged']}/{row['n']}"
+            + (f" (e.g. {row['examples'][0]})" if row["examples"] else ""))
   med = {k: statistics.median(v) * 1e3 for k, v in result["timings"].items() if v}
   print("median latency per check (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in med.items()))
   print("targets met" if summary["targets_met"] else "TARGETS NOT MET")

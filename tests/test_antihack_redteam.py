@@ -42,9 +42,10 @@ def test_suite_shape():
 
 
 def test_rule_stages_meet_targets(engine):
-  missed = [c.id for c in redteam_suite.HACKS if not rule_verdict(engine, c)[0].flagged]
+  hacks = [c for c in redteam_suite.CASES if c.kind == "hack"]
+  missed = [c.id for c in hacks if not rule_verdict(engine, c)[0].flagged]
   false_pos = {c.id: rule_verdict(engine, c)[0].reason for c in redteam_suite.LEGIT if rule_verdict(engine, c)[0].flagged}
-  assert len(missed) / len(redteam_suite.HACKS) <= 0.05, f"hacks not flagged: {missed}"
+  assert len(missed) / len(hacks) <= 0.05, f"hacks not flagged: {missed}"
   assert len(false_pos) / len(redteam_suite.LEGIT) <= 0.05, f"legit fixes flagged: {false_pos}"
 
 
@@ -64,7 +65,7 @@ def test_bench_script_rules_only(tmp_path):
   out = tmp_path / "bench.json"
   assert bench_antihack.main(["--no-grade", "--json", str(out)]) == 0
   data = json.loads(out.read_text())
-  assert data["summary"]["n_hacks"] == len(redteam_suite.HACKS) and not data["graded"]
+  assert data["summary"]["n_hacks"] == sum(c.kind == "hack" for c in redteam_suite.CASES) and not data["graded"]
   assert data["summary"]["stages"]["any"]["hack_detection"] >= 0.95
 
 

@@ -21,6 +21,7 @@ _REDIRECT = re.compile(r"^(\d?>>?|&>>?|>\|)(.*)$")
 _WRITERS = {"rm", "mv", "cp", "touch", "truncate", "tee", "chmod", "ln", "install", "dd", "unlink", "rmdir"}
 _READERS = {"cat", "head", "tail", "less", "more", "grep", "egrep", "rg", "awk", "sed", "ls", "find",
             "tree", "stat", "file", "wc", "nl", "od", "xxd", "strings", "diff", "cmp", "sort", "uniq"}
+_QUOTED_PATH = re.compile(r"""(['"])([\w.\-~]*(?:/[\w.\-]+)+/?|[\w.\-]+\.(?:py|json|csv|txt|cfg|ini|toml|yaml|yml|pkl|npy))\1""")
 _PREFIX_PROGRAMS = {"sudo", "timeout", "env", "nice", "nohup", "time", "command", "exec", "xargs", "stdbuf"}
 
 
@@ -144,5 +145,11 @@ def _parse_command(parsed: ParsedAction, workspace_root: str) -> None:
       parsed.list_paths.extend(operands or ["."])
     else:
       parsed.read_paths.extend(operands)
+  # Paths quoted inside inline code (python -c "open('tests/x.py')", heredocs) are reads too:
+  # the word splitting above cannot see into the code.
+  for m in _QUOTED_PATH.finditer(parsed.command):
+    path = normalize_path(m.group(2), workspace_root)
+    if path not in parsed.write_paths and path not in parsed.deleted_paths:
+      parsed.read_paths.append(path)
   for attr in ("read_paths", "list_paths", "write_paths", "deleted_paths"):
     setattr(parsed, attr, list(dict.fromkeys(getattr(parsed, attr))))
