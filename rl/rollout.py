@@ -198,6 +198,22 @@ class Evaluator:
                     test_command=task.test_command, timeout_s=float(task.timeout_s),
                     config=self.sandbox_config)
 
+  def grade_mle(self, task: Any, workspace_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Runs an MLE task's program in a fresh sandbox and grades its submission on the host.
+
+    Returns a report-shaped dict (one "test": a valid submission) and the `mle` reward context.
+    """
+    from rl import instrumentation  # pylint: disable=import-outside-toplevel
+    from rl.tasks.mle import runner  # pylint: disable=import-outside-toplevel
+    result = runner.run_and_grade(task, workspace_dir,
+                                  instrumenter=instrumentation.make_instrumenter(self.config.instrumentation),
+                                  sandbox_config=self.sandbox_config)
+    valid = bool(result.valid)
+    report = {"passed": int(valid), "failed": int(not valid), "errors": 0, "skipped": 0, "total": 1,
+              "all_passed": valid, "timed_out": bool(result.timed_out), "runtime_evidence": {},
+              "log": result.terminal_output(), "mle": result.to_dict()}
+    return report, result.reward_context()
+
   def evaluate(self, task: Any, workspace_dir: str | None, *, action_checks: Sequence[ActionCheck] = (),
                steps: Sequence[Mapping[str, Any]] = (), turn_rewards: Sequence[float] = (),
                context: Any = None) -> dict[str, Any]:
@@ -208,20 +224,28 @@ class Evaluator:
     """
     verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
     report = None
+    reward_context: dict[str, Any] = {"final_run_index": 0}
     if workspace_dir is not None:
-      report = self.grade(task, workspace_dir)
+      if getattr(task, "grader", "pytest") == "mle":
+        report, mle_context = self.grade_mle(task, workspace_dir)
+        reward_context.update(mle_context)
+      else:
+        report = self.grade(task, workspace_dir)
       initial, final = read_text_files(task.repo_dir), read_text_files(workspace_dir)
       if self.rule_engine is not None:
         context = context if context is not None else self.new_context(task)
         verdicts.append(self.rule_engine.check_diff(initial, final, context))
-        verdicts.append(self.rule_engine.check_runtime(getattr(report, "runtime_evidence", None) or {}))
+        evidence = (report.get("runtime_evidence") if isinstance(report, Mapping)
+                    else getattr(report, "runtime_evidence", None))
+        verdicts.append(self.rule_engine.check_runtime(evidence or {}))
       if self.judge is not None:
         judge_input = self._judge_lib.JudgeInput(
             statement=task.statement, steps=list(steps),
             final_diff=self._antihack.diff.unified_diff(initial, final),
-            execution_log=str(getattr(report, "log", "") or ""))
+            execution_log=str((report.get("log") if isinstance(report, Mapping)
+                               else getattr(report, "log", "")) or ""))
         verdicts.append(self.judge.score(judge_input).to_verdict())
-    raw = self.scheme.final(report, {"final_run_index": 0}) if report is not None else self.no_gain_reward
+    raw = self.scheme.final(report, reward_context) if report is not None else self.no_gain_reward
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
                                    turn_rewards=turn_rewards)
     passed = bool(report is not None and self._rewards.all_passed(report))
