@@ -93,6 +93,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.agent.num_workers = 2
   c.agent.tool_prompt = "compact"  # "compact" (short tool list) | "schema" (Hermes JSON schemas)
   c.agent.episode_timeout_s = 0.0  # wall-clock limit per episode (reason `timeout`); 0 = none
+  c.agent.min_ready_fraction = 1.0  # decode when this share of tool-waiting episodes is back
 
   # --- rewards -------------------------------------------------------------------
   c.reward = ml_collections.ConfigDict()
