@@ -59,10 +59,21 @@ def episode_is_valid(episode: Any) -> bool:
   return getattr(episode, "terminated", "error") not in ("error", "timeout")
 
 
+def final_run_time(episode: Any) -> float | None:
+  """Seconds of the episode's final program run: the graded run of an MLE task when its record
+  carries one (`record["mle"]["exec_time_s"]`, rl.tasks.mle.runner), else `exec_time_s`."""
+  record = getattr(episode, "record", None) or {}
+  mle = record.get("mle") if isinstance(record, dict) else None
+  if isinstance(mle, dict) and mle.get("exec_time_s") is not None:
+    return float(mle["exec_time_s"])
+  value = getattr(episode, "exec_time_s", None)
+  return None if value is None else float(value)
+
+
 def trajectory_durations(episodes: Iterable[Any], *, floor_s: float = 1.0, invalid_s: float = 1.0) -> np.ndarray:
-  """[B] durations of rl.rollout.Episode objects (their `exec_time_s` and validity)."""
+  """[B] durations of rl.rollout.Episode objects (final program run time and validity)."""
   episodes = list(episodes)
-  return durations([getattr(e, "exec_time_s", None) for e in episodes], [episode_is_valid(e) for e in episodes],
+  return durations([final_run_time(e) for e in episodes], [episode_is_valid(e) for e in episodes],
                    floor_s=floor_s, invalid_s=invalid_s)
 
 

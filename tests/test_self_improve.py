@@ -156,9 +156,11 @@ def test_trajectory_durations_from_episodes():
   episodes = [ep(3.0, success=True, terminated="submit", record={}),
               ep(0.0, success=False, terminated="error", record={}),
               ep(7.0, success=False, terminated="submit", record={"submission_valid": False}),
-              ep(2.0, success=False, terminated="submit", record={"mle": {"grade": {"valid": True}}})]
+              ep(2.0, success=False, terminated="submit", record={"mle": {"grade": {"valid": True}}}),
+              ep(0.0, success=False, terminated="submit",
+                 record={"mle": {"grade": {"valid": True}, "exec_time_s": 6.5}})]
   np.testing.assert_allclose(duration.trajectory_durations(episodes, floor_s=0.5, invalid_s=4.0),
-                             [3.0, 4.0, 4.0, 2.0])
+                             [3.0, 4.0, 4.0, 2.0, 6.5])
 
 
 def test_length_stats():
