@@ -25,6 +25,9 @@ def main(argv=None) -> int:
   parser.add_argument("--workers", type=int, default=2)
   parser.add_argument("--report", default=None, help="JSON report path (default ROOT/check_report.json)")
   parser.add_argument("--no-sandbox", action="store_true", help="run tests in plain subprocesses (trusted tasks only)")
+  parser.add_argument("--no-batch", action="store_true",
+                      help="grade each state with sandbox.grading.grade (the training-time path) instead of "
+                           "batched pytest runs in one sandbox session")
   parser.add_argument("--no-exec", action="store_true", help="static checks only (no test runs)")
   parser.add_argument("--allow-module", action="append", default=[],
                       help="a module hidden tests may import besides the workspace and stdlib (repeatable)")
@@ -32,7 +35,7 @@ def main(argv=None) -> int:
   parser.add_argument("--prune-manifest", action="store_true", help="rewrite manifest.jsonl with passing tasks only")
   args = parser.parse_args(argv)
   report = check_root(args.root, grader="subprocess" if args.no_sandbox else "sandbox", runs=args.runs,
-                      workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec,
+                      workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec, batch=not args.no_batch,
                       log=lambda s: print(s, file=sys.stderr, flush=True))
   path = pathlib.Path(args.report or pathlib.Path(args.root) / "check_report.json")
   path.write_text(json.dumps(report, indent=1) + "\n")

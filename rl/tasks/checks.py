@@ -109,7 +109,7 @@ def _state_summary(report: dict[str, Any] | None) -> str:
 
 def check_root(root: str | pathlib.Path, *, grader: str = "sandbox", runs: int = 2, workers: int = 2,
                sandbox_config: Any = None, allowed_modules: Sequence[str] = (), execute: bool = True,
-               log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+               batch: bool = True, log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
   """Runs every check on every task directory under `root`; returns the report dict."""
   from rl.tasks.verify import TaskVerifier  # pylint: disable=import-outside-toplevel
   root = pathlib.Path(root)
@@ -149,7 +149,7 @@ def check_root(root: str | pathlib.Path, *, grader: str = "sandbox", runs: int =
     for run in range(max(1, runs)):
       verifier = TaskVerifier(grader, workers=workers, sandbox_config=sandbox_config)  # fresh cache per run
       t0 = time.monotonic()
-      runs_results.append(verifier.verify_many(tasks))
+      runs_results.append(verifier.verify_many(tasks, batch=batch))
       log(f"run {run + 1}/{runs}: {len(tasks)} tasks in {time.monotonic() - t0:.1f}s")
     for i, task in enumerate(tasks):
       entry = entries[task.dir.name]
@@ -180,6 +180,7 @@ def check_root(root: str | pathlib.Path, *, grader: str = "sandbox", runs: int =
       "failed": sorted(e["id"] for e in entries.values() if e["status"] == "fail"),
       "flaky": sorted(e["id"] for e in entries.values() if e["status"] == "flaky"),
       "checks": {c: dict(v) for c, v in counts.items()}, "runs": runs if execute else 0, "grader": grader,
+      "batch": batch,
       "wall_time_s": round(time.monotonic() - start, 2),
       "has_manifest": (root / MANIFEST_NAME).is_file(),
   }

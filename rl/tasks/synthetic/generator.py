@@ -196,11 +196,11 @@ def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_
 
 
 def _tier_counts(num_tasks: int, weights: dict[str, float]) -> dict[str, int]:
+  """Largest-remainder apportionment of num_tasks over the tiers."""
   total = sum(weights.values())
-  counts = {t: int(num_tasks * w / total) for t, w in weights.items()}
-  for t in sorted(weights, key=lambda t: -weights[t]):
-    if sum(counts.values()) >= num_tasks:
-      break
+  exact = {t: num_tasks * w / total for t, w in weights.items()}
+  counts = {t: int(v) for t, v in exact.items()}
+  for t in sorted(weights, key=lambda t: -(exact[t] - counts[t]))[:num_tasks - sum(counts.values())]:
     counts[t] += 1
   return counts
 

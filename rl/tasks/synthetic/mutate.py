@@ -188,6 +188,15 @@ def failing_cases(code: str, cases: Sequence[tuple[str, Any]], time_limit_s: flo
   A case that exceeds the time limit adds TIMED_OUT to the list: such mutants (infinite
   loops) would make every grading run wait for the full timeout, so callers drop them.
   """
+  previous = signal.signal(signal.SIGALRM, _on_alarm)  # main thread only, like any alarm use
+  try:
+    return _failing_cases(code, cases, time_limit_s)
+  finally:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def _failing_cases(code: str, cases: Sequence[tuple[str, Any]], time_limit_s: float) -> list[int] | None:
   namespace: dict[str, Any] = {}
   try:
     signal.setitimer(signal.ITIMER_REAL, time_limit_s)

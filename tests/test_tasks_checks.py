@@ -1,0 +1,98 @@
+"""Data checks: each check catches its problem, flaky tasks are excluded, the CLI enforces."""
+
+import json
+import pathlib
+import subprocess
+
+from rl.tasks import make_patch, write_manifest, write_task
+from rl.tasks.checks import check_context, check_root, format_table, scan_secrets
+from rl.tasks.verify import Verification, sandbox_available
+
+GRADER = "sandbox" if sandbox_available() else "subprocess"
+BUGGY = {"m.py": "def f():\n    return 1\n"}
+FIXED = {"m.py": "def f():\n    return 2\n"}
+TEST = {"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() == 2\n"}
+
+
+def _task(root, tid, repo=BUGGY, tests=TEST, fixed=FIXED, **meta):
+  return write_task(root, statement="fix f", repo_files=dict(repo), test_files=dict(tests),
+                    metadata={"id": tid, "source": "unit", "license": "MIT", **meta},
+                    solution_patch=make_patch(dict(repo), {**repo, **fixed}))
+
+
+def _root(tmp_path):
+  _task(tmp_path, "good")
+  _task(tmp_path, "secret", repo={**BUGGY, "cfg.py": "password = 'hunter2hunter2'\n"})
+  _task(tmp_path, "missing-import", tests={"test_m.py": "import numpyish\n" + TEST["test_m.py"]})
+  _task(tmp_path, "already-passes", fixed=BUGGY, tests={"test_m.py": "from m import f\n\ndef test_f():\n    assert f() == 1\n"})
+  _task(tmp_path, "no-license", license="unknown")
+  _task(tmp_path, "uncollectable", tests={"test_m.py": "from m import g\n\ndef test_g():\n    assert g()\n"})
+  (tmp_path / "broken").mkdir()
+  (tmp_path / "broken" / "metadata.json").write_text("{")
+  return tmp_path
+
+
+def test_check_root_flags_each_problem(tmp_path):
+  report = check_root(_root(tmp_path), grader=GRADER, runs=1)
+  by_id = {e["id"]: e for e in report["tasks"]}
+  assert by_id["good"]["ok"] and by_id["good"]["initial"] == "0/1 passed" and by_id["good"]["reference"] == "1/1 passed"
+  assert by_id["secret"]["checks"]["secrets"] is False and "cfg.py:1" in by_id["secret"]["problems"][0]
+  assert by_id["missing-import"]["checks"]["context"] is False
+  assert by_id["already-passes"]["checks"]["executable"] is False
+  assert "already passes" in " ".join(by_id["already-passes"]["problems"])
+  assert by_id["no-license"]["checks"]["license"] is False
+  assert by_id["uncollectable"]["checks"]["executable"] is False
+  assert "cannot be collected" in " ".join(by_id["uncollectable"]["problems"])
+  assert by_id["broken"]["checks"]["load"] is False and "bad JSON" in by_id["broken"]["problems"][0]
+  assert report["summary"]["ok"] == 1 and report["summary"]["tasks"] == 7
+  table = format_table(report)
+  assert "1/7 tasks pass every check" in table and "executable" in table
+
+
+def test_flaky_tasks_are_reported_and_excluded(tmp_path, monkeypatch):
+  _task(tmp_path, "a")
+  _task(tmp_path, "b")
+  calls = {"n": 0}
+
+  def fake_verify_many(self, tasks, progress=None, batch=True):
+    calls["n"] += 1
+    out = []
+    for t in tasks:
+      flaky_pass = t.id == "b" and calls["n"] == 2  # b's initial state passes on the second run only
+      out.append(Verification(t.id, initial={"all_passed": flaky_pass, "passed": int(flaky_pass), "total": 1},
+                              reference={"all_passed": True, "passed": 1, "total": 1}, ok=not flaky_pass))
+    return out
+
+  monkeypatch.setattr("rl.tasks.verify.TaskVerifier.verify_many", fake_verify_many)
+  report = check_root(tmp_path, grader="subprocess", runs=3)
+  by_id = {e["id"]: e for e in report["tasks"]}
+  assert by_id["a"]["ok"] and by_id["b"]["status"] == "flaky" and report["summary"]["flaky"] == ["b"]
+  assert "flaky" in by_id["b"]["problems"][0]
+
+
+def test_secret_and_context_scanners(tmp_path):
+  (tmp_path / "a.txt").write_text("ok\nkey = 'AKIAABCDEFGHIJKLMNOP'\n-----BEGIN RSA PRIVATE KEY-----\n")
+  hits = scan_secrets(tmp_path)
+  assert hits == ["a.txt:2: AWS access key", "a.txt:3: private key"]
+  t = _task(tmp_path / "r", "ctx", tests={"test_m.py": "import os, json\nfrom m import f\nfrom helper import h\n",
+                                           "helper.py": "def h():\n    pass\n"})
+  assert check_context(t) == []
+  t = _task(tmp_path / "r", "ctx2", tests={"test_m.py": "import requests\n"})
+  assert "imports 'requests'" in check_context(t)[0]
+  assert check_context(t, allowed=["requests"]) == []
+
+
+def test_check_script_enforce_and_prune(tmp_path):
+  root = tmp_path / "root"
+  _task(root, "good")
+  _task(root, "no-license", license="")
+  write_manifest(root)
+  repo_root = pathlib.Path(__file__).parents[1]
+  cmd = [".venv/bin/python", "scripts/check_tasks.py", str(root), "--no-exec", "--report", str(tmp_path / "r.json")]
+  assert subprocess.run(cmd, cwd=repo_root, capture_output=True).returncode == 0
+  proc = subprocess.run(cmd + ["--enforce", "--prune-manifest"], cwd=repo_root, capture_output=True, text=True)
+  assert proc.returncode == 1 and "1/2 tasks pass" in proc.stdout
+  report = json.loads((tmp_path / "r.json").read_text())
+  assert report["summary"]["failed"] == ["no-license"]
+  manifest = [json.loads(l)["dir"] for l in (root / "manifest.jsonl").read_text().splitlines()]
+  assert manifest == ["good"]

@@ -1,0 +1,107 @@
+"""Synthetic generator: library correctness, mutation operators, determinism, verification,
+tiers, split by function and the structured fix a scripted expert replays."""
+
+import collections
+import json
+import random
+
+import pytest
+
+from rl.tasks import load_task_root
+from rl.tasks.importers import apply_fix
+from rl.tasks.patch import apply_patch_to_files, read_tree
+from rl.tasks.synthetic import LIBRARY, cached_or_generate, function_split, generate
+from rl.tasks.synthetic.generator import killed_mutants, plan_candidates
+from rl.tasks.synthetic.mutate import OPERATORS, TIMED_OUT, enumerate_mutations, failing_cases
+from rl.tasks.verify import TaskVerifier, sandbox_available
+
+GRADER = "sandbox" if sandbox_available() else "subprocess"
+
+
+def test_library_is_large_diverse_and_correct():
+  assert len(LIBRARY) >= 40
+  assert len({f.name for f in LIBRARY}) == len(LIBRARY)
+  assert {f.category for f in LIBRARY} == {"strings", "lists", "math", "parsing", "data structures"}
+  for fn in LIBRARY:
+    assert failing_cases(fn.code, fn.cases) == [], fn.name
+    assert len(fn.code.splitlines()) <= 16, f"{fn.name}: keep repo files small"
+
+
+def test_every_operator_produces_killed_mutants():
+  ops = collections.Counter(m.operator for fn in LIBRARY for m in enumerate_mutations(fn.code))
+  assert set(ops) == set(OPERATORS), ops
+  code = "def f(xs):\n    total = 0\n    for i in range(len(xs)):\n        if xs[i] > 0 and i < 3:\n            total += xs[i]\n    return total\n"
+  new_lines = {m.new_line.strip() for m in enumerate_mutations(code)}
+  for expected in ("total = 1", "if xs[i] >= 0 and i < 3:", "if xs[i] > 0:", "total -= xs[i]",
+                   "for i in range(len(xs) - 1):", "return xs"):
+    assert expected in new_lines, (expected, sorted(new_lines))
+  for m in enumerate_mutations(code):  # single-line: exactly one line differs
+    diff = [a != b for a, b in zip(code.splitlines(), m.apply(code).splitlines())]
+    assert sum(diff) == 1
+
+
+def test_prefilter_flags_infinite_loops():
+  code = "def f(n):\n    while n > 0:\n        n += 1\n    return n\n"
+  assert TIMED_OUT in failing_cases(code, [("f(1)", 0)], time_limit_s=0.2)
+  assert failing_cases("def f(:\n", [("f()", 1)]) is None
+
+
+def test_plan_is_deterministic_and_split_by_function():
+  fns = LIBRARY[:12]
+  killed = killed_mutants(fns, workers=1)
+  plans = [plan_candidates(killed, random.Random(7), 0.3) for _ in range(2)]
+  key = lambda plan: [(c.tier, [(km.fn.name, km.mutation.line, km.mutation.new_line) for km in c.mutants])
+                      for tier in plan for c in plan[tier]]
+  assert key(plans[0]) == key(plans[1])
+  assert key(plans[0]) != key(plan_candidates(killed, random.Random(8), 0.3))
+  for tier in plans[0].values():
+    for cand in tier:  # every function in a task comes from one split
+      splits = {function_split(f, 0.3) for f in [km.fn for km in cand.mutants] + list(cand.siblings)}
+      assert len(splits) == 1
+  assert {"multi_line", "multi_file"} <= {c.variant for c in plans[0]["hard"]}
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+  root = tmp_path_factory.mktemp("syn")
+  result = generate(root, num_tasks=12, seed=3, grader=GRADER, heldout_fraction=0.25)
+  return root, result
+
+
+def test_generated_tasks_are_verified_and_tiered(generated):
+  root, result = generated
+  tasks = load_task_root(root)
+  assert len(tasks) == 12 and result.info["tasks"] == 12
+  assert collections.Counter(t.difficulty for t in tasks) == {"easy": 6, "medium": 4, "hard": 2}
+  heldout = set(result.info["heldout_functions"])
+  for t in tasks:
+    fns = set(t.metadata["functions"])
+    assert (t.split == "heldout") == bool(fns & heldout) and (fns <= heldout or not fns & heldout)
+    assert t.public_tests == ["test_public.py"] and (t.repo_dir / "test_public.py").is_file()
+    assert t.metadata["license"] and t.metadata["source"] == "synthetic"
+  # The kept tasks really fail before and pass after the reference fix.
+  for v in TaskVerifier(GRADER).verify_many([t for t in tasks if t.difficulty != "medium"]):
+    assert v.ok, v.reason
+
+
+def test_easy_tasks_name_file_and_function_and_fix_is_one_short_line(generated):
+  root, _ = generated
+  for t in load_task_root(root):
+    repo = {k: v for k, v in read_tree(t.repo_dir).items()}
+    fixed = apply_fix(repo, t.fix)
+    assert fixed == apply_patch_to_files(repo, t.solution_patch)  # structured fix == patch
+    assert len(t.fix) == len(t.metadata["mutations"])
+    if t.difficulty == "easy":
+      (edit,) = t.fix
+      assert t.metadata["functions"][0] in t.statement and edit["path"] in t.statement
+      assert edit["old"].count("\n") == 1 and len(edit["old"]) < 80
+      assert len([p for p in repo if not p.startswith("test_")]) == 1
+      assert len(repo[edit["path"]].splitlines()) <= 16
+
+
+def test_cached_generation_is_reused(generated, tmp_path):
+  root, result = generated
+  info = json.loads((root / "synthetic.json").read_text())
+  tasks = cached_or_generate(root, num_tasks=info["num_tasks"], seed=info["seed"], grader=GRADER,
+                             heldout_fraction=info["heldout_fraction"])
+  assert sorted(t.id for t in tasks) == sorted(t.id for t in result.tasks)
