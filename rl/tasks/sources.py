@@ -31,19 +31,20 @@ def sandbox_config_from(config: Any) -> Any:
 
 @TASK_SOURCES.register("synthetic")
 def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
-  """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks).
+  """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks/synthetic).
 
   Regenerates only when the seed, count or library changed. Verification uses the
   sandbox; config.tasks.verify_with = "subprocess" (if set) runs it without isolation.
   """
   from rl.tasks.synthetic import cached_or_generate  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
-  root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks")
+  root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks" / "synthetic")
   grader = t.get("verify_with", "sandbox")
   sandbox_config = sandbox_config_from(config) if grader == "sandbox" else None
   return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
                             grader=grader, sandbox_config=sandbox_config,
-                            workers=int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2))
+                            workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
+                                        os.cpu_count() or 2))
 
 
 @TASK_SOURCES.register("dir")

@@ -26,7 +26,7 @@ import shutil
 import time
 from typing import Any, Callable, Sequence
 
-from rl.tasks.format import Task, write_manifest, write_task, load_task_root, MANIFEST_NAME
+from rl.tasks.format import MANIFEST_NAME, Task, TaskError, load_task_root, write_manifest, write_task
 from rl.tasks.importers import compute_fix
 from rl.tasks.patch import make_patch
 from rl.tasks.synthetic.library import LIBRARY, LibraryFunction
@@ -224,7 +224,9 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   if unknown:
     raise ValueError(f"unknown difficulty tier(s) {sorted(unknown)}; known tiers: {', '.join(TIERS)}")
   out = pathlib.Path(out)
-  if out.exists():
+  if out.exists() and any(out.iterdir()):
+    if not (out / INFO_NAME).is_file():
+      raise TaskError(f"refusing to overwrite {out}: it is not empty and was not written by this generator")
     shutil.rmtree(out)
   staging = out / ".staging"
   staging.mkdir(parents=True)
