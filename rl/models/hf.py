@@ -228,7 +228,7 @@ def _read_tensors(files: list[str]):
 
 def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
                        value_head: str = "none", remat: bool = False,
-                       shardings: Any = None) -> Transformer:
+                       mesh: Any = None, rules: Any = None) -> Transformer:
   """Reads a Qwen2/Llama Hugging Face directory (config.json + safetensors) into a Transformer.
 
   Args:
@@ -236,8 +236,8 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
     dtype: parameter and activation dtype (float32, bfloat16 or float16).
     value_head: "none" or "shared" (adds a zero-initialised scalar head to the trunk).
     remat: rematerialise layers in the backward pass.
-    shardings: optional callable path -> jax.sharding.Sharding placing each weight as it is read
-      (see rl.sharding.param_shardings); None keeps weights on the default device.
+    mesh: optional jax Mesh: each weight is placed on it, sharded by its logical axes and
+      `rules` (default rl.sharding.DEFAULT_RULES), as it is read; None = default device.
 
   Returns:
     The model; `model(input_ids)` gives logits [B, T, V].
@@ -256,6 +256,10 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
   dtype_name = jnp.dtype(as_dtype(dtype)).name
   config = config_from_hf(hf_config, source=config_path, dtype=dtype_name, param_dtype=dtype_name,
                           value_head=value_head, remat=remat)
+  shardings = None
+  if mesh is not None:
+    from rl.sharding import DEFAULT_RULES, hf_param_shardings
+    shardings = hf_param_shardings(config, mesh, DEFAULT_RULES if rules is None else rules)
   abstract = nnx.eval_shape(lambda: Transformer(config))
   graphdef, abstract_state = nnx.split(abstract)
   expected = {p: v for p, v in nnx.to_flat_state(abstract_state)}
@@ -295,6 +299,8 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
   fresh = {} if value_head == "none" else {
       ("value_head",): jnp.zeros((config.hidden_size,), as_dtype(dtype_name)),
       ("value_bias",): jnp.zeros((), as_dtype(dtype_name))}
+  if shardings is not None:
+    fresh = {p: jax.device_put(v, shardings(p)) for p, v in fresh.items()}
   nnx.update(model, nnx.from_flat_state({**loaded, **fresh}))
   return model
 
