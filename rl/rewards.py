@@ -320,3 +320,27 @@ def synthesize(final_reward: float, verdicts: Iterable[Any] = (), *, no_gain_rew
   if verdict.flagged:
     return SynthesizedReward(float(no_gain_reward), tuple(min(r, 0.0) for r in turns), True, hack_record(verdict))
   return SynthesizedReward(float(final_reward), turns, False, hack_record(verdict))
+
+
+def apply_late_verdict(record: dict[str, Any], verdict: Any, *, no_gain_reward: float = 0.0) -> float:
+  """Corrects a finished trajectory record with a verdict that arrived late (async judging).
+
+  `verdict`: an rl.antihack Verdict or an rl.judge JudgeVerdict. A flagged verdict sets
+  `final_reward` to `no_gain_reward`, `success` to False, zeroes positive per-step rewards and
+  fills `hack`; an unflagged one only records its judge score. Returns the new final reward,
+  which the trainer must use for the sample (or drop the sample) before the update.
+  """
+  if hasattr(verdict, "to_verdict"):
+    verdict = verdict.to_verdict()
+  hack = dict(record.get("hack") or {"flagged": False, "stage": "", "rules": [], "judge_score": None, "reason": ""})
+  if verdict.score is not None:
+    hack["judge_score"] = verdict.score
+  if verdict.flagged and not hack.get("flagged"):
+    hack.update(flagged=True, stage=verdict.stage, rules=list(verdict.rules), reason=verdict.reason)
+    record["final_reward"] = float(no_gain_reward)
+    record["success"] = False
+    for step in record.get("steps") or ():
+      if isinstance(step, dict) and isinstance(step.get("reward"), (int, float)) and step["reward"] > 0:
+        step["reward"] = 0.0
+  record["hack"] = hack
+  return float(record.get("final_reward", no_gain_reward))

@@ -132,3 +132,18 @@ def test_synthesize_cheat_wins():
   judged = synthesize(1.0, [Verdict(flagged=True, stage="judge", rules=("judge",), severity="high", score=0.9,
                                     reason="special-cases inputs")])
   assert judged.reward == 0.0 and judged.hack["judge_score"] == 0.9
+
+
+def test_apply_late_verdict_corrects_the_record():
+  from rl.judge import JudgeVerdict
+  from rl.rewards import apply_late_verdict
+
+  record = {"final_reward": 1.0, "success": True, "steps": [{"reward": 0.2}, {"reward": -0.1}],
+            "hack": {"flagged": False, "stage": "", "rules": [], "judge_score": None, "reason": ""}}
+  assert apply_late_verdict(dict(record, steps=[dict(s) for s in record["steps"]]),
+                            JudgeVerdict(0.1, "fine", False, "openai")) == 1.0
+  late = JudgeVerdict(0.93, "special-cases the test inputs", True, "openai")
+  assert apply_late_verdict(record, late, no_gain_reward=-0.5) == -0.5
+  assert record["success"] is False and [s["reward"] for s in record["steps"]] == [0.0, -0.1]
+  assert record["hack"] == {"flagged": True, "stage": "judge", "rules": ["judge"], "judge_score": 0.93,
+                            "reason": "special-cases the test inputs"}
