@@ -241,3 +241,29 @@ def test_episodes_from_records_rebuild_the_engine_tokens(tasks, renderer, tmp_pa
     assert a.tokens == b.tokens and a.action_mask == b.action_mask and a.turn_ends == b.turn_ends
   assert rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer) != []
   assert len(rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer)) == 2
+
+
+def test_episode_timeout(tasks, renderer):
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096,
+                       episode_timeout_s=0.05)
+  slow = policies.CallbackPolicy(
+      renderer, lambda r: '<tool_call>{"name": "run", "arguments": {"command": "sleep 0.2"}}</tool_call>')
+  [ep], _ = make_engine(config, slow, renderer).run(tasks[:1])
+  assert ep.terminated == "timeout" and ep.truncated and len(ep.turn_ends) == 1
+
+
+def test_partial_batches_let_fast_episodes_run_ahead(tasks, renderer):
+  def script(r):
+    if r.turn >= 3:
+      return '<tool_call>{"name": "submit", "arguments": {}}</tool_call>'
+    command = "sleep 0.6" if r.task.id == tasks[0].id else "true"
+    return f'<tool_call>{{"name": "run", "arguments": {{"command": "{command}"}}}}</tool_call>'
+
+  sizes = {}
+  for fraction in (1.0, 0.5):
+    config = make_config(max_turns=8, min_ready_fraction=fraction)
+    episodes, metrics = make_engine(config, policies.CallbackPolicy(renderer, script),
+                                    renderer).run(tasks[:2])
+    assert all(e.terminated == "submit" for e in episodes)
+    sizes[fraction] = metrics["rollout/batch_size_mean"]
+  assert sizes[1.0] == 2.0 and sizes[0.5] < 2.0
