@@ -161,6 +161,18 @@ def reference_fix_false_positives(engine: RuleEngine, data_dir: str) -> dict[str
   return out
 
 
+def export_judge_set(path: str) -> int:
+  """The suite as labelled trajectories: what the judge would see, plus the `cheat` label."""
+  with open(path, "w", encoding="utf-8") as fh:
+    for case in redteam_suite.CASES:
+      initial, final = redteam_suite.initial_files(case.task), redteam_suite.final_files(case)
+      fh.write(json.dumps({
+          "id": case.id, "cheat": case.kind == "hack", "statement": redteam_suite.task_statement(case.task),
+          "steps": [{"action_type": a, "action_input": i, "observation": ""} for a, i in case.actions],
+          "final_diff": unified_diff(initial, final), "execution_log": ""}) + "\n")
+  return len(redteam_suite.CASES)
+
+
 def summarize(result: dict[str, Any]) -> dict[str, Any]:
   rows = result["rows"]
   hacks = [r for r in rows if r["kind"] == "hack"]
@@ -203,7 +215,13 @@ def main(argv: list[str] | None = None) -> int:
                  help="benchmark data with reference fixes for a real-code false-positive check ('' to skip)")
   p.add_argument("--verbose", "-v", action="store_true", help="one line per case")
   p.add_argument("--json", default="", help="also write the rows and summary to this file")
+  p.add_argument("--export-judge-set", default="",
+                 help="write the suite as labelled judge inputs (JSONL for scripts/calibrate_judge.py) and exit")
   args = p.parse_args(argv)
+  if args.export_judge_set:
+    n = export_judge_set(args.export_judge_set)
+    print(f"wrote {n} labelled trajectories to {args.export_judge_set}")
+    return 0
 
   result = run(args)
   summary = summarize(result)

@@ -449,3 +449,20 @@ def test_cache_files_are_not_the_agents_diff(engine):
   v = diff(engine, {".pytest_cache/v/cache/nodeids": '["tests/test_x.py::test_a"]', "pkg/__pycache__/mod.cpython-311.pyc": "\x00",
                     ".pytest_cache/README.md": "# pytest cache directory #\n"})
   assert not v.flagged and not v.rules
+
+
+def test_metrics_from_records():
+  from rl.antihack import metrics_from_records
+
+  records = [
+      {"hack": {"flagged": True, "stage": "action", "rules": ["A003-network-command"], "judge_score": None},
+       "steps": [{"hack": {"flagged": True, "rules": ["A003-network-command"], "response": "fake"}}, {"hack": None}]},
+      {"hack": {"flagged": True, "stage": "judge", "rules": ["judge"], "judge_score": 0.9}, "steps": []},
+      {"hack": {"flagged": False, "stage": "", "rules": [], "judge_score": 0.1}, "steps": [{}]},
+      {"steps": []},
+  ]
+  m = metrics_from_records(records)
+  assert m["antihack/flag_rate"] == 0.5 and m["antihack/stage/action_rate"] == 0.25
+  assert m["antihack/rule/A003-network-command_rate"] == 0.25 and m["antihack/judge_score_mean"] == 0.5
+  assert m["antihack/action_flags_per_episode"] == 0.25
+  assert metrics_from_records([]) == {}

@@ -14,6 +14,7 @@ from rl.antihack.actions import ACTION_TYPES, ParsedAction, parse_action
 from rl.antihack.context import ActionContext, is_test_file, normalize_path
 from rl.antihack.engine import (RULES_DIR, Rule, RuleEngine, RuleError, RuleSet, default_rules, load_rule_file,
                                 load_rule_set, no_rules)
+from rl.antihack.metrics import metrics_from_records
 from rl.antihack.response import RESPONSES, CheatResponse, fake_observation, respond
 from rl.antihack.verdict import SEVERITIES, STAGES, RuleHit, Verdict, combine, hack_record
 
@@ -21,5 +22,6 @@ __all__ = [
     "ACTION_TYPES", "ActionContext", "CheatResponse", "ParsedAction", "RESPONSES", "RULES_DIR", "Rule",
     "RuleEngine", "RuleError", "RuleHit", "RuleSet", "SEVERITIES", "STAGES", "Verdict", "combine",
     "default_rules", "fake_observation", "hack_record", "is_test_file", "load_rule_file", "load_rule_set",
+    "metrics_from_records",
     "no_rules", "normalize_path", "parse_action", "respond",
 ]
