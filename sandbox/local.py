@@ -150,10 +150,26 @@ def base_env(config: SandboxConfig) -> dict[str, str]:
   }
 
 
+# cgroups whose last (zombie) task had not been released yet at removal; retried later.
+_stale_cgroups: set[str] = set()
+
+
+def _remove_stale_cgroups() -> None:
+  for path in list(_stale_cgroups):
+    try:
+      os.rmdir(path)
+      _stale_cgroups.discard(path)
+    except FileNotFoundError:
+      _stale_cgroups.discard(path)
+    except OSError:
+      pass
+
+
 class _Cgroups:
   """cgroup v1 pids + memory groups for one sandbox, when the host lets us create them."""
 
   def __init__(self, name: str, config: SandboxConfig):
+    _remove_stale_cgroups()
     self.paths: dict[str, str] = {}
     for controller in ("pids", "memory"):
       parent = os.path.join(CGROUP_ROOT, controller, CGROUP_PARENT)
@@ -226,14 +242,15 @@ class _Cgroups:
 
   def remove(self) -> None:
     for path in self.paths.values():
-      for _ in range(100):
+      for attempt in range(100):
         try:
           os.rmdir(path)
           break
         except FileNotFoundError:
           break
         except OSError as e:
-          if e.errno != errno.EBUSY:
+          if e.errno != errno.EBUSY or attempt == 99:
+            _stale_cgroups.add(path)
             break
           time.sleep(0.01)
 
@@ -252,6 +269,8 @@ class _Sandbox:
     self.warm = False
     self._buffer = b""
     self.dead = False
+    # kill() may race between a pool thread and shutdown() at exit.
+    self._kill_lock = threading.RLock()
     _live_sandboxes.add(self)
     try:
       self.start()
@@ -288,14 +307,23 @@ class _Sandbox:
   def _read_reply(self, timeout: float) -> dict | None:
     """Reads one JSON line from the server; None on EOF or timeout."""
     deadline = time.monotonic() + timeout
-    fd = self.proc.stdout.fileno()
+    proc = self.proc
+    if proc is None:
+      return None
+    try:
+      fd = proc.stdout.fileno()
+    except (OSError, ValueError):
+      return None
     while b"\n" not in self._buffer:
       remaining = deadline - time.monotonic()
       if remaining <= 0:
         return None
-      if not select.select([fd], [], [], remaining)[0]:
+      try:
+        if not select.select([fd], [], [], remaining)[0]:
+          return None
+        chunk = os.read(fd, 1 << 20)
+      except (OSError, ValueError):  # killed concurrently (shutdown at exit)
         return None
-      chunk = os.read(fd, 1 << 20)
       if not chunk:
         return None
       self._buffer += chunk
@@ -319,6 +347,10 @@ class _Sandbox:
 
   def kill(self) -> None:
     """Kills the whole sandbox: bwrap's init dies with it and takes the pid namespace down."""
+    with self._kill_lock:
+      self._kill_locked()
+
+  def _kill_locked(self) -> None:
     if self.proc is not None:
       try:
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -346,7 +378,8 @@ class _Sandbox:
     self.start()
 
   def destroy(self) -> None:
-    self.kill()
+    with self._kill_lock:
+      self._kill_locked()
     shutil.rmtree(self.workspace, ignore_errors=True)
     shutil.rmtree(self.run_dir, ignore_errors=True)
     _live_sandboxes.discard(self)
@@ -365,6 +398,7 @@ class _Pool:
     self.ready: collections.deque[_Sandbox] = collections.deque()
     self.lock = threading.Lock()
     self.filling = False
+    self.thread: threading.Thread | None = None
 
   def take(self) -> _Sandbox | None:
     with self.lock:
@@ -380,7 +414,8 @@ class _Pool:
       if self.filling or len(self.ready) >= self.config.pool_size:
         return
       self.filling = True
-    threading.Thread(target=self._refill, daemon=True, name="sandbox-pool").start()
+      self.thread = threading.Thread(target=self._refill, daemon=True, name="sandbox-pool")
+      self.thread.start()
 
   def _refill(self) -> None:
     try:
@@ -402,6 +437,9 @@ class _Pool:
         self.filling = False
 
   def drain(self) -> None:
+    thread = self.thread
+    if thread is not None and thread is not threading.current_thread():
+      thread.join(START_TIMEOUT_S)
     with self.lock:
       boxes, self.ready = list(self.ready), collections.deque()
     for box in boxes:
@@ -441,6 +479,7 @@ def shutdown() -> None:
     pool.drain()
   for box in list(_live_sandboxes):
     box.destroy()
+  _remove_stale_cgroups()
   _shutting_down = False
 
 

@@ -1,0 +1,256 @@
+"""Grading: pristine test surface, hidden tests, expected ids, junit parsing, runtime evidence."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from sandbox import SandboxConfig
+from sandbox import grading
+from sandbox.grading import TestReport, collect_expected_tests, grade
+
+CONFIG = SandboxConfig(backend="local", pool_size=1, exec_timeout_s=30)
+HIDDEN_TESTS = textwrap.dedent("""
+    import pytest
+    from calc import add, mul
+
+    def test_add():
+      assert add(2, 3) == 5
+
+    def test_mul():
+      assert mul(2, 3) == 6
+
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_param(n):
+      assert add(n, 0) == n
+
+    class TestGroup:
+      def test_in_class(self):
+        assert mul(1, 1) == 1
+""")
+EXPECTED = ["tests/test_calc.py::test_add", "tests/test_calc.py::test_mul",
+            "tests/test_calc.py::test_param[1]", "tests/test_calc.py::test_param[2]",
+            "tests/test_calc.py::TestGroup::test_in_class"]
+GOOD = "def add(a, b):\n  return a + b\n\ndef mul(a, b):\n  return a * b\n"
+BAD = "def add(a, b):\n  return a - b\n\ndef mul(a, b):\n  return a * b\n"
+
+
+@pytest.fixture
+def task(tmp_path):
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "calc.py").write_text(BAD)
+  (repo / "setup.cfg").write_text("[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -q\n")
+  hidden = tmp_path / "hidden"
+  hidden.mkdir()
+  (hidden / "test_calc.py").write_text(HIDDEN_TESTS)
+  return repo, hidden
+
+
+def _workspace(tmp_path, repo, files: dict[str, str], name="final") -> str:
+  import shutil
+  ws = tmp_path / name
+  shutil.copytree(repo, ws, symlinks=True)
+  for rel, text in files.items():
+    path = ws / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+  return str(ws)
+
+
+# --- host-side pieces -----------------------------------------------------------------------
+
+def test_mangle_nodeid_matches_pytest_junit_names():
+  assert grading.mangle_nodeid("tests/test_a.py::test_x[1-a]") == ("tests.test_a", "test_x[1-a]")
+  assert grading.mangle_nodeid("tests/test_a.py::TestC::test_m") == ("tests.test_a.TestC", "test_m")
+  assert grading.mangle_nodeid("t.py::test_p[a/b::c]") == ("t", "test_p[a/b::c]")
+
+
+def test_parse_junit_outcomes_and_collection_errors():
+  xml = """<testsuites><testsuite>
+    <testcase classname="tests.test_a" name="test_ok" file="tests/test_a.py"/>
+    <testcase classname="tests.test_a" name="test_bad"><failure message="x"/></testcase>
+    <testcase classname="tests.test_a" name="test_skip"><skipped type="pytest.skip"/></testcase>
+    <testcase classname="tests.test_a" name="test_xf"><skipped type="pytest.xfail"/></testcase>
+    <testcase classname="tests.test_a" name="test_teardown"/>
+    <testcase classname="tests.test_a" name="test_teardown"><error message="teardown"/></testcase>
+    <testcase classname="" name="tests.test_b"><error message="collection failure"/></testcase>
+  </testsuite></testsuites>"""
+  outcomes, errors, files = grading.parse_junit(xml)
+  assert outcomes[("tests.test_a", "test_ok")] == "passed"
+  assert outcomes[("tests.test_a", "test_bad")] == "failed"
+  assert outcomes[("tests.test_a", "test_skip")] == "skipped"
+  assert outcomes[("tests.test_a", "test_xf")] == "xfailed"
+  assert outcomes[("tests.test_a", "test_teardown")] == "error"
+  assert errors == ["tests.test_b"]
+  assert files[("tests.test_a", "test_ok")] == "tests/test_a.py"
+
+
+def test_restore_test_surface(tmp_path):
+  pristine = tmp_path / "pristine"
+  (pristine / "pkg").mkdir(parents=True)
+  (pristine / "conftest.py").write_text("# pristine conftest\n")
+  (pristine / "pyproject.toml").write_text(
+      "[project]\nname='x'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n")
+  ws = tmp_path / "ws"
+  (ws / "pkg" / "__pycache__").mkdir(parents=True)
+  (ws / "tests").mkdir()
+  (ws / "conftest.py").write_text("import pytest  # agent's: forces passes\n")
+  (ws / "pkg" / "conftest.py").write_text("# agent's nested conftest\n")
+  (ws / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"forged")
+  (ws / "pytest.ini").write_text("[pytest]\naddopts = -p no:python\n")
+  (ws / "tox.ini").write_text("[tox]\nenvlist = py3\n[pytest]\naddopts = --deselect x\n")
+  (ws / "setup.cfg").write_text("[tool:pytest]\naddopts = -k nothing\n[metadata]\nname = x\n")
+  (ws / "pyproject.toml").write_text(
+      "[project]\nname='x'\n\n[tool.pytest.ini_options]\naddopts = '-k nope'\n"
+      "[tool]\npytest.ini_options.addopts = '-x'\n")
+  (ws / "sitecustomize.py").write_text("import os\n")
+  (ws / "evil.pth").write_text("import os\n")
+  (ws / "tests" / "test_fake.py").write_text("def test_pass(): pass\n")
+  os.symlink("/etc", ws / "linked")
+  grading.restore_test_surface(str(ws), str(pristine), "tests")
+  assert (ws / "conftest.py").read_text() == "# pristine conftest\n"
+  for gone in ("pkg/conftest.py", "pkg/__pycache__", "pytest.ini", "sitecustomize.py",
+               "evil.pth", "tests"):
+    assert not (ws / gone).exists(), gone
+  assert "pytest" not in (ws / "tox.ini").read_text()
+  assert (ws / "setup.cfg").read_text() == "[metadata]\nname = x\n"
+  toml = (ws / "pyproject.toml").read_text()
+  assert "-k nope" not in toml and "'-x'" not in toml and "addopts = '-q'" in toml
+  assert os.path.islink(ws / "linked")  # unrelated links stay (they only resolve in-sandbox)
+
+
+def test_overlay_replaces_symlinked_destination(tmp_path):
+  target = tmp_path / "host_dir"
+  target.mkdir()
+  ws = tmp_path / "ws"
+  ws.mkdir()
+  os.symlink(str(target), ws / "tests")
+  hidden = tmp_path / "hidden"
+  hidden.mkdir()
+  (hidden / "test_x.py").write_text("def test_x(): pass\n")
+  grading.restore_test_surface(str(ws), None, "tests")
+  files = grading.overlay_hidden_tests(str(ws), str(hidden), "tests")
+  assert files == ["tests/test_x.py"]
+  assert not os.path.islink(ws / "tests") and os.listdir(target) == []
+
+
+def test_report_counts_missing_and_skipped_as_not_passed():
+  report = TestReport()
+  raw = {("tests.test_a", "test_1"): "passed", ("tests.test_a", "test_2"): "skipped",
+         ("tests.test_a", "test_3"): "xfailed"}
+  expected = ["tests/test_a.py::test_1", "tests/test_a.py::test_2", "tests/test_a.py::test_3",
+              "tests/test_a.py::test_4"]
+  grading._fill_counts(report, raw, {}, expected)
+  assert (report.passed, report.skipped, report.failed, report.total) == (1, 1, 2, 4)
+  assert report.outcomes["tests/test_a.py::test_4"] == "missing"
+  assert not report.all_passed
+
+
+# --- grading in sandboxes ---------------------------------------------------------------------
+
+def test_expected_tests_are_collected_and_cached(task, tmp_path):
+  repo, hidden = task
+  cache = tmp_path / "cache"
+  tests = collect_expected_tests(str(repo), str(hidden), config=CONFIG, cache_dir=str(cache))
+  assert sorted(tests) == sorted(EXPECTED)
+  assert len(os.listdir(cache)) == 1
+  (hidden / "test_calc.py").write_text(HIDDEN_TESTS + "\ndef test_more():\n  pass\n")
+  again = collect_expected_tests(str(repo), str(hidden), config=CONFIG, cache_dir=str(cache))
+  assert len(again) == len(EXPECTED) + 1 and len(os.listdir(cache)) == 2
+
+
+def test_good_solution_passes_and_bad_one_fails(task, tmp_path):
+  repo, hidden = task
+  good = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}), str(hidden), config=CONFIG,
+               expected_tests=EXPECTED, pristine_dir=str(repo))
+  assert good.all_passed, good.log
+  assert (good.passed, good.total, good.failed) == (5, 5, 0)
+  assert set(good.outcomes) == set(EXPECTED)
+  assert good.runtime_evidence == {k: [] for k in grading.EVIDENCE_KINDS}
+  bad = grade(_workspace(tmp_path, repo, {}, "bad"), str(hidden), config=CONFIG,
+              expected_tests=EXPECTED, pristine_dir=str(repo))
+  assert not bad.all_passed
+  assert bad.passed == 4 and bad.failed == 1  # add(n, 0) == n holds for a - b too
+  assert bad.to_dict()["all_passed"] is False
+
+
+def test_agent_test_surface_tampering_is_neutralised(task, tmp_path):
+  repo, hidden = task
+  tampered = _workspace(tmp_path, repo, {
+      # Rewrites every failing report into a pass.
+      "conftest.py": textwrap.dedent("""
+          import pytest
+          @pytest.hookimpl(hookwrapper=True)
+          def pytest_runtest_makereport(item, call):
+            outcome = yield
+            outcome.get_result().outcome = "passed"
+      """),
+      "pytest.ini": "[pytest]\naddopts = -k test_mul\n",
+      "tests/test_calc.py": "def test_add():\n  pass\n",
+      "sitecustomize.py": "raise SystemExit(0)\n",
+  })
+  report = grade(tampered, str(hidden), config=CONFIG, expected_tests=EXPECTED,
+                 pristine_dir=str(repo))
+  assert not report.all_passed
+  assert report.outcomes["tests/test_calc.py::test_add"] == "failed"
+
+
+def test_deselected_tests_count_as_failures(task, tmp_path):
+  repo, hidden = task
+  ws = _workspace(tmp_path, repo, {"calc.py": GOOD})
+  report = grade(ws, str(hidden), test_command="python -m pytest -q tests -k 'not mul'",
+                 config=CONFIG, expected_tests=EXPECTED)
+  assert report.outcomes["tests/test_calc.py::test_mul"] == "missing"
+  assert report.passed == 4 and not report.all_passed
+
+
+def test_collection_error_is_a_failure_not_zero_of_zero(task, tmp_path):
+  repo, hidden = task
+  ws = _workspace(tmp_path, repo, {"calc.py": "def add(:\n"})
+  without_expected = grade(ws, str(hidden), config=CONFIG)
+  assert without_expected.collection_errors and not without_expected.all_passed
+  assert without_expected.errors >= 1 and without_expected.total >= 1
+  with_expected = grade(ws, str(hidden), config=CONFIG, expected_tests=EXPECTED)
+  assert with_expected.failed == 5 and not with_expected.all_passed
+
+
+def test_runtime_evidence_is_recorded(task, tmp_path):
+  repo, hidden = task
+  sneaky = GOOD + textwrap.dedent("""
+      import os, socket, subprocess
+      try:
+        open(os.path.join(os.path.dirname(__file__), "tests", "test_calc.py")).read()
+      except OSError:
+        pass
+      try:
+        socket.create_connection(("10.0.0.1", 80), timeout=0.2)
+      except OSError:
+        pass
+      subprocess.run(["true"])
+      def quit_early():
+        os._exit(0)
+  """)
+  hidden_exit = hidden.parent / "hidden_exit"
+  hidden_exit.mkdir()
+  (hidden_exit / "test_calc.py").write_text(
+      HIDDEN_TESTS + "\ndef test_zz_exit():\n  from calc import quit_early\n  quit_early()\n")
+  report = grade(_workspace(tmp_path, repo, {"calc.py": sneaky}), str(hidden_exit), config=CONFIG,
+                 pristine_dir=str(repo))
+  evidence = report.runtime_evidence
+  assert any(e["path"].endswith("tests/test_calc.py") and e["file"] == "calc.py"
+             for e in evidence["hidden_test_reads"]), evidence
+  assert any(e["event"] == "socket.connect" for e in evidence["sockets"]), evidence
+  assert any(e["event"] == "subprocess.Popen" for e in evidence["subprocesses"]), evidence
+  assert any(e["event"] == "os._exit" for e in evidence["early_exits"]), evidence
+  assert not report.all_passed  # the early exit lost the junit report
+
+
+def test_timeout_is_reported(task, tmp_path):
+  repo, hidden = task
+  slow = GOOD + "import time\ntime.sleep(60)\n"
+  report = grade(_workspace(tmp_path, repo, {"calc.py": slow}), str(hidden), config=CONFIG,
+                 timeout_s=2, expected_tests=EXPECTED)
+  assert report.timed_out and not report.all_passed and report.passed == 0
