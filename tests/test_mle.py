@@ -238,6 +238,10 @@ def test_task_source_generates_and_loads(tmp_path):
   assert len(tasks) == 4 and all(t.grader == "mle" for t in tasks)
   assert (tmp_path / "tasks" / "mle" / "manifest.jsonl").is_file()
   assert mle_task_source(config, tmp_path)[0].id == tasks[0].id  # second call loads, does not regenerate
+  subset = mle_task_source(config, tmp_path, arg="tabular-churn,insult-detection")
+  assert sorted(t.id for t in subset) == ["mle-insult-detection", "mle-tabular-churn"]
+  with pytest.raises(ValueError, match="unknown competition"):
+    mle_task_source(config, tmp_path, arg="titanic")
 
 
 @pytest.mark.slow

@@ -24,11 +24,12 @@ from rl import registry as _registry
 
 
 @_registry.TASK_SOURCES.register("mle")
-def mle_task_source(config: _Any, workdir: str | _os.PathLike) -> list:
+def mle_task_source(config: _Any, workdir: str | _os.PathLike, arg: str | None = None) -> list:
   """Task source `mle`: the four competitions, generated on first use (no leaderboard run).
 
   Reads config.tasks.mle_root ("" = <workdir>/tasks/mle), mle_variants and synthetic_seed.
-  `scripts/make_mle_tasks.py` generates the same tasks with their reference leaderboards.
+  `arg` ("mle:tabular-churn,insult-detection" in config.tasks.sources) keeps only those
+  competitions. `scripts/make_mle_tasks.py` generates the same tasks with their leaderboards.
   """
   from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
 
@@ -38,4 +39,11 @@ def mle_task_source(config: _Any, workdir: str | _os.PathLike) -> list:
   variants = int(get("mle_variants", 1) or 1)
   if not (root / "manifest.jsonl").is_file():
     make_mle_tasks(root, seed=int(get("synthetic_seed", 0) or 0), variants=variants, run_references=False)
-  return load_task_root(root)
+  tasks = load_task_root(root)
+  if arg:
+    wanted = {a.strip() for a in str(arg).split(",") if a.strip()}
+    unknown = sorted(wanted - set(COMPETITIONS))
+    if unknown:
+      raise ValueError(f"task source mle: unknown competition(s) {unknown}; known: {', '.join(COMPETITIONS)}")
+    tasks = [t for t in tasks if t.metadata.get("competition") in wanted]
+  return tasks
