@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import logging
 import re
 import secrets
@@ -124,15 +125,24 @@ def strip_marker_lines(output: str, nonce: str) -> str:
 # --------------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _canonical_marker_dumps(nonce: str) -> frozenset[str]:
+  return frozenset(ast.dump(ast.parse(marker_statement(s, nonce)).body[0]) for s in STAGES)
+
+
 def _is_marker_stmt(node: ast.AST, nonce: str) -> bool:
+  """True only for the exact marker statement of a known stage: a print that carries anything
+  else (an extra argument with a side effect, another keyword) is program code, not a marker."""
   if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
     return False
   call = node.value
   if not (isinstance(call.func, ast.Name) and call.func.id == "print" and call.args):
     return False
   first = call.args[0]
-  return (isinstance(first, ast.Constant) and isinstance(first.value, str)
-          and first.value.startswith(f"[{MARKER_TAG}:{nonce}] "))
+  if not (isinstance(first, ast.Constant) and isinstance(first.value, str)
+          and first.value.startswith(f"[{MARKER_TAG}:{nonce}] ")):
+    return False
+  return ast.dump(node) in _canonical_marker_dumps(nonce)
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")

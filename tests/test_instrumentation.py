@@ -183,7 +183,12 @@ def test_verify_rejects_any_other_change():
   assert not ok  # a marker of another nonce is not ours to strip
   ok, why = instr.verify_equivalent(source, "import os\nprint(\n", NONCE)
   assert not ok and "does not parse" in why
-  # a print that looks like a marker but wraps a side effect is not a marker statement
+  # a print that looks like a marker but carries a side effect is program code, not a marker
+  sneaky = f"import os\nprint('[progress:{NONCE}] loaded_data', os.remove('x'), flush=True)\nx = 1\n"
+  ok, why = instr.verify_equivalent(source, sneaky, NONCE)
+  assert not ok and "differs" in why
+  unknown_stage = f"import os\nprint('[progress:{NONCE}] slept', __import__('time').time(), flush=True)\nx = 1\n"
+  assert not instr.verify_equivalent(source, unknown_stage, NONCE)[0]
   ok, _ = instr.verify_equivalent(source, f"import os\nx = print('[progress:{NONCE}] loaded_data')\nx = 1\n", NONCE)
   assert not ok
 

@@ -100,7 +100,7 @@ def _read_csv(path: pathlib.Path, what: str) -> pd.DataFrame:
     raise InvalidSubmission(f"{what} {path.name} is empty")
   try:
     return pd.read_csv(path)
-  except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+  except (ValueError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:  # ParserError is a ValueError
     raise InvalidSubmission(f"{what} {path.name} is not a readable CSV: {str(e).splitlines()[0]}") from None
 
 
