@@ -689,6 +689,10 @@ class RolloutEngine:
         "perf/overlap_s": overlap,
         # Share of the sandbox's busy time hidden behind generation (1.0 = fully overlapped).
         "perf/overlap_frac": overlap / sandbox_s if sandbox_s > 0 else 0.0,
+        # Share of generation time during which sandbox work ran concurrently.
+        "perf/overlap_gen_frac": overlap / gen_s if gen_s > 0 else 0.0,
+        # Total sandbox job time (jobs on parallel workers add up): the serial cost.
+        "perf/sandbox_job_s": float(sum(e - s for s, e in self._job_intervals)),
         "perf/generate_idle_frac": 1.0 - gen_s / wall if wall > 0 else 0.0,
     }
     for name, values in (("tool_latency", tool_latencies), ("grade_latency", grade_latencies)):
