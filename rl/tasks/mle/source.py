@@ -1,0 +1,37 @@
+"""Task source `mle` (rl.registry.TASK_SOURCES): the MLE competitions, generated on first use."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any
+
+from rl import registry
+from rl.tasks.mle.build import make_mle_tasks
+from rl.tasks.mle.competitions import COMPETITIONS
+
+
+@registry.TASK_SOURCES.register("mle")
+def mle_task_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list:
+  """Task source `mle`: the four competitions, generated on first use (no leaderboard run).
+
+  Reads config.tasks.mle_root ("" = <workdir>/tasks/mle), mle_variants and synthetic_seed.
+  `arg` ("mle:tabular-churn,insult-detection" in config.tasks.sources) keeps only those
+  competitions. `scripts/make_mle_tasks.py` generates the same tasks with their leaderboards.
+  """
+  from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
+
+  tasks_cfg = config.tasks if hasattr(config, "tasks") else config
+  get = tasks_cfg.get if hasattr(tasks_cfg, "get") else lambda k, d=None: getattr(tasks_cfg, k, d)
+  root = pathlib.Path(get("mle_root", "") or pathlib.Path(workdir) / "tasks" / "mle")
+  variants = int(get("mle_variants", 1) or 1)
+  if not (root / "manifest.jsonl").is_file():
+    make_mle_tasks(root, seed=int(get("synthetic_seed", 0) or 0), variants=variants, run_references=False)
+  tasks = load_task_root(root)
+  if arg:
+    wanted = {a.strip() for a in str(arg).split(",") if a.strip()}
+    unknown = sorted(wanted - set(COMPETITIONS))
+    if unknown:
+      raise ValueError(f"task source mle: unknown competition(s) {unknown}; known: {', '.join(COMPETITIONS)}")
+    tasks = [t for t in tasks if t.metadata.get("competition") in wanted]
+  return tasks
