@@ -377,72 +377,92 @@ class RolloutEngine:
         submit("open", run, lambda run=run: self._open(run))
         waiting_tool += 1
 
-      while len(done) < len(runs):
-        # 1. Decode for the ready episodes when enough of the batch has caught up.
-        if ready and len(ready) >= self.limits.min_ready_fraction * (len(ready) + waiting_tool):
-          batch = [by_id[i] for i in ready]
-          ready.clear()
-          for run in self._decode(batch, batch_sizes):
-            self._start_final(run, submit)
-          for run in batch:
-            action = run.pending_action
-            if run.terminated or action is None:
-              continue
-            if action.type is None:  # malformed call: the error is the observation, no sandbox work
-              self._after_observation(run, action, ToolOutcome(action.error or "Error.", ok=False),
-                                      ActionCheck(), 0.0)
-              if run.terminated:
-                self._start_final(run, submit)
-              else:
-                ready.append(run.id)
-              continue
-            run.dispatched_at = time.perf_counter()
-            submit("tool", run, lambda run=run, action=action: run_action(
-                run.executor, self.evaluator, run.task, action, run.context))
-            waiting_tool += 1
-          continue
-
-        # 2. Otherwise wait for sandbox work.
-        if not pending:
-          raise RuntimeError("rollout engine stalled: no pending sandbox work and no ready episode")
-        completed, _ = futures.wait(list(pending), return_when=futures.FIRST_COMPLETED)
-        for fut in completed:
-          kind, run_id, submitted_at = pending.pop(fut)
-          run = by_id[run_id]
-          (start, end), value, error = fut.result()
-          self._job_intervals.append((start, end))
-          if kind in ("open", "tool"):
-            waiting_tool -= 1
-          if kind == "open":
-            if error is not None:
-              run.terminated, run.error = "error", f"sandbox start failed: {error}"
-              self._start_final(run, submit)
-            else:
-              ready.append(run.id)
-          elif kind == "tool":
-            tool_latencies.append(end - submitted_at)
-            action = run.pending_action
-            if error is not None:
-              run.terminated, run.error = "error", f"sandbox crashed: {error}"
-              self._record_step(run, action, ToolOutcome(f"Error: {error}", ok=False), ActionCheck(),
-                                end - run.dispatched_at)
-            else:
-              outcome, check = value
-              run.exec_time_s += outcome.exec_time_s
-              self._after_observation(run, action, outcome, check, end - run.dispatched_at)
-            if run.terminated:
-              self._start_final(run, submit)
-            else:
-              ready.append(run.id)
-          elif kind == "final":
-            grade_latencies.append(end - submitted_at)
-            done[run.id] = self._finish(run, value, error)
-            self.policy.release([run.id])
+      try:
+        self._loop(runs, by_id, done, ready, pending, submit, waiting_tool, tool_latencies,
+                   grade_latencies, batch_sizes)
+      except BaseException:
+        # A policy failure (or an interrupt) aborts the rollout: free every sandbox first.
+        for fut in pending:
+          fut.cancel()
+        futures.wait(list(pending))
+        for run in runs:
+          if run.session is not None:
+            try:
+              run.session.close()
+            except Exception:  # pylint: disable=broad-except
+              pass
+        raise
 
     wall = time.perf_counter() - t0
     episodes = [done[r.id] for r in runs]
     metrics = self._metrics(episodes, wall, tool_latencies, grade_latencies, batch_sizes)
     return episodes, metrics
+
+  def _loop(self, runs: list[_Run], by_id: dict[int, _Run], done: dict[int, Episode],
+            ready: collections.deque, pending: dict, submit: Callable[..., None], waiting_tool: int,
+            tool_latencies: list[float], grade_latencies: list[float], batch_sizes: list[int]) -> None:
+    """The scheduling loop: decode ready episodes, dispatch their tools, collect sandbox results."""
+    while len(done) < len(runs):
+      # 1. Decode for the ready episodes when enough of the batch has caught up.
+      if ready and len(ready) >= self.limits.min_ready_fraction * (len(ready) + waiting_tool):
+        batch = [by_id[i] for i in ready]
+        ready.clear()
+        for run in self._decode(batch, batch_sizes):
+          self._start_final(run, submit)
+        for run in batch:
+          action = run.pending_action
+          if run.terminated or action is None:
+            continue
+          if action.type is None:  # malformed call: the error is the observation, no sandbox work
+            self._after_observation(run, action, ToolOutcome(action.error or "Error.", ok=False),
+                                    ActionCheck(), 0.0)
+            if run.terminated:
+              self._start_final(run, submit)
+            else:
+              ready.append(run.id)
+            continue
+          run.dispatched_at = time.perf_counter()
+          submit("tool", run, lambda run=run, action=action: run_action(
+              run.executor, self.evaluator, run.task, action, run.context))
+          waiting_tool += 1
+        continue
+
+      # 2. Otherwise wait for sandbox work.
+      if not pending:
+        raise RuntimeError("rollout engine stalled: no pending sandbox work and no ready episode")
+      completed, _ = futures.wait(list(pending), return_when=futures.FIRST_COMPLETED)
+      for fut in completed:
+        kind, run_id, submitted_at = pending.pop(fut)
+        run = by_id[run_id]
+        (start, end), value, error = fut.result()
+        self._job_intervals.append((start, end))
+        if kind in ("open", "tool"):
+          waiting_tool -= 1
+        if kind == "open":
+          if error is not None:
+            run.terminated, run.error = "error", f"sandbox start failed: {error}"
+            self._start_final(run, submit)
+          else:
+            ready.append(run.id)
+        elif kind == "tool":
+          tool_latencies.append(end - submitted_at)
+          action = run.pending_action
+          if error is not None:
+            run.terminated, run.error = "error", f"sandbox crashed: {error}"
+            self._record_step(run, action, ToolOutcome(f"Error: {error}", ok=False), ActionCheck(),
+                              end - run.dispatched_at)
+          else:
+            outcome, check = value
+            run.exec_time_s += outcome.exec_time_s
+            self._after_observation(run, action, outcome, check, end - run.dispatched_at)
+          if run.terminated:
+            self._start_final(run, submit)
+          else:
+            ready.append(run.id)
+        elif kind == "final":
+          grade_latencies.append(end - submitted_at)
+          done[run.id] = self._finish(run, value, error)
+          self.policy.release([run.id])
 
   # -- steps ------------------------------------------------------------------------------------
   def _new_run(self, task: Any, group_id: int) -> _Run:

@@ -267,3 +267,22 @@ def test_partial_batches_let_fast_episodes_run_ahead(tasks, renderer):
     assert all(e.terminated == "submit" for e in episodes)
     sizes[fraction] = metrics["rollout/batch_size_mean"]
   assert sizes[1.0] == 2.0 and sizes[0.5] < 2.0
+
+
+def test_policy_failure_closes_every_session(tasks, renderer):
+  sessions = []
+
+  def open_session(ws, cfg):
+    sessions.append(host_session(ws, cfg))
+    return sessions[-1]
+
+  def fn(r):
+    if r.turn == 1:
+      raise RuntimeError("model exploded")
+    return '<tool_call>{"name": "list_files", "arguments": {}}</tool_call>'
+
+  engine = make_engine(make_config(), policies.CallbackPolicy(renderer, fn), renderer)
+  engine.open_session = open_session
+  with pytest.raises(RuntimeError, match="model exploded"):
+    engine.run(tasks[:2], group_size=2)
+  assert len(sessions) == 4 and all(s.closed for s in sessions)
