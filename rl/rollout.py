@@ -164,7 +164,6 @@ class Evaluator:
     if str(self.config.antihack.judge) == "none" or bool(self.config.antihack.judge_async):
       return None
     from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
-    self._judge_lib = judge_lib
     return judge_lib.make_judge(self.config.antihack)
 
   def initial_process_state(self) -> Any:
@@ -239,7 +238,8 @@ class Evaluator:
                     else getattr(report, "runtime_evidence", None))
         verdicts.append(self.rule_engine.check_runtime(evidence or {}))
       if self.judge is not None:
-        judge_input = self._judge_lib.JudgeInput(
+        from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
+        judge_input = judge_lib.JudgeInput(
             statement=task.statement, steps=list(steps),
             final_diff=self._antihack.diff.unified_diff(initial, final),
             execution_log=str((report.get("log") if isinstance(report, Mapping)

@@ -286,3 +286,26 @@ def test_policy_failure_closes_every_session(tasks, renderer):
   with pytest.raises(RuntimeError, match="model exploded"):
     engine.run(tasks[:2], group_size=2)
   assert len(sessions) == 4 and all(s.closed for s in sessions)
+
+
+def test_judge_verdict_overrides_passing_tests(tasks, renderer):
+  from rl import judge as judge_lib
+  seen = []
+
+  class SuspiciousJudge(judge_lib.Judge):
+    name = "fake"
+
+    def _probability(self, judge_input):
+      seen.append(judge_input)
+      return 0.9, "special-cases the inputs"
+
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine.evaluator.judge = SuspiciousJudge(threshold=0.5)
+  [ep], _ = engine.run(tasks[:1])
+  assert ep.record["tests"]["passed"] == 1 and ep.final_reward == 0.0 and not ep.success
+  hack = ep.record["hack"]
+  assert hack["flagged"] and hack["stage"] == "judge" and hack["judge_score"] == pytest.approx(0.9)
+  [judge_input] = seen
+  assert "return a + b" in judge_input.final_diff and "check_hidden" not in judge_input.final_diff
+  assert judge_input.statement == tasks[0].statement and judge_input.steps
