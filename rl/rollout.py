@@ -443,6 +443,7 @@ class RolloutEngine:
             run.terminated, run.error = "error", f"sandbox start failed: {error}"
             self._start_final(run, submit)
           else:
+            run.start = time.perf_counter()  # the episode clock starts with its sandbox
             ready.append(run.id)
         elif kind == "tool":
           tool_latencies.append(end - submitted_at)

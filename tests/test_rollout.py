@@ -245,9 +245,9 @@ def test_episodes_from_records_rebuild_the_engine_tokens(tasks, renderer, tmp_pa
 
 def test_episode_timeout(tasks, renderer):
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096,
-                       episode_timeout_s=0.05)
+                       episode_timeout_s=0.3)
   slow = policies.CallbackPolicy(
-      renderer, lambda r: '<tool_call>{"name": "run", "arguments": {"command": "sleep 0.2"}}</tool_call>')
+      renderer, lambda r: '<tool_call>{"name": "run", "arguments": {"command": "sleep 0.6"}}</tool_call>')
   [ep], _ = make_engine(config, slow, renderer).run(tasks[:1])
   assert ep.terminated == "timeout" and ep.truncated and len(ep.turn_ends) == 1
 
