@@ -27,6 +27,7 @@ def _root(tmp_path):
   _task(tmp_path, "already-passes", fixed=BUGGY, tests={"test_m.py": "from m import f\n\ndef test_f():\n    assert f() == 1\n"})
   _task(tmp_path, "no-license", license="unknown")
   _task(tmp_path, "uncollectable", tests={"test_m.py": "from m import g\n\ndef test_g():\n    assert g()\n"})
+  _task(tmp_path, "skips", tests={"test_m.py": TEST["test_m.py"] + "\n\ndef test_slow():\n    import pytest\n    pytest.skip('too slow')\n"})
   (tmp_path / "broken").mkdir()
   (tmp_path / "broken" / "metadata.json").write_text("{")
   return tmp_path
@@ -44,9 +45,11 @@ def test_check_root_flags_each_problem(tmp_path):
   assert by_id["uncollectable"]["checks"]["executable"] is False
   assert "cannot be collected" in " ".join(by_id["uncollectable"]["problems"])
   assert by_id["broken"]["checks"]["load"] is False and "bad JSON" in by_id["broken"]["problems"][0]
-  assert report["summary"]["ok"] == 1 and report["summary"]["tasks"] == 7
+  # As in sandbox grading, a skipped test is not a pass: such a task can never be solved.
+  assert by_id["skips"]["checks"]["executable"] is False and "skips 1 test" in by_id["skips"]["problems"][0]
+  assert report["summary"]["ok"] == 1 and report["summary"]["tasks"] == 8
   table = format_table(report)
-  assert "1/7 tasks pass every check" in table and "executable" in table
+  assert "1/8 tasks pass every check" in table and "executable" in table
 
 
 def test_flaky_tasks_are_reported_and_excluded(tmp_path, monkeypatch):

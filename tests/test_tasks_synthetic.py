@@ -64,7 +64,7 @@ def test_plan_is_deterministic_and_split_by_function():
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
   root = tmp_path_factory.mktemp("syn")
-  result = generate(root, num_tasks=12, seed=3, grader=GRADER, heldout_fraction=0.25)
+  result = generate(root, num_tasks=12, seed=3, grader=GRADER, heldout_fraction=0.2)
   return root, result
 
 
@@ -105,3 +105,18 @@ def test_cached_generation_is_reused(generated, tmp_path):
   tasks = cached_or_generate(root, num_tasks=info["num_tasks"], seed=info["seed"], grader=GRADER,
                              heldout_fraction=info["heldout_fraction"])
   assert sorted(t.id for t in tasks) == sorted(t.id for t in result.tasks)
+
+
+def test_synthetic_source_uses_the_cache(generated, tmp_path):
+  from configs.default import get_config  # pylint: disable=import-outside-toplevel
+  from rl.tasks import load_tasks  # pylint: disable=import-outside-toplevel
+  root, result = generated
+  config = get_config()
+  config.tasks.sources = (("synthetic", 1.0),)
+  config.tasks.root = str(root)
+  config.tasks.num_synthetic = 12
+  config.tasks.synthetic_seed = 3
+  mix = load_tasks(config, tmp_path)
+  assert sorted(t.id for t in mix.tasks()) == sorted(t.id for t in result.tasks)
+  train = mix.sample(5, rng=0, split="train")
+  assert len(train) == 5 and all(t.split == "train" for t in train)

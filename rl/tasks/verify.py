@@ -47,8 +47,9 @@ class LocalTestReport:
 
   @property
   def all_passed(self) -> bool:
-    return (not self.timed_out and not self.collection_errors and self.total > 0 and self.failed == 0
-            and self.errors == 0 and self.passed > 0)
+    # Same rule as sandbox.grading.TestReport: a skipped test is not a pass.
+    return (not self.timed_out and not self.collection_errors and self.total > 0
+            and self.passed == self.total)
 
   def to_dict(self) -> dict[str, Any]:
     d = dataclasses.asdict(self)
@@ -325,6 +326,9 @@ def judge_verification(initial: dict[str, Any], reference: dict[str, Any]) -> tu
   if reference.get("collection_errors"):
     return False, f"hidden tests cannot be collected on the reference: {reference['collection_errors'][:2]}"
   if not reference.get("all_passed"):
+    if reference.get("skipped") and not reference.get("failed") and not reference.get("errors"):
+      return False, (f"reference state skips {reference['skipped']} test(s) (e.g. cases marked too slow), "
+                     "so it can never pass every test")
     return False, (f"reference state fails ({reference.get('passed', 0)} passed, "
                    f"{reference.get('failed', 0)} failed, {reference.get('errors', 0)} errors)")
   if initial.get("all_passed"):
