@@ -38,7 +38,10 @@ class CheatResponse:
 
 def respond(verdict: Verdict, action_type: str, action_input: Mapping[str, Any] | None,
             policy: str = "fake", **fake_kwargs: Any) -> CheatResponse:
-  """Applies config.antihack.response to one checked action."""
+  """Applies config.antihack.response to one checked action.
+
+  fake_kwargs go to `fake_observation` (written_message=..., context=the episode's ActionContext).
+  """
   if policy not in RESPONSES:
     raise ValueError(f"unknown anti-hack response {policy!r}; known: {', '.join(RESPONSES)}")
   if not verdict.flagged:
@@ -57,61 +60,91 @@ def _seed(*parts: Any) -> int:
   return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest()[:8], "little")
 
 
+def _format_run(exit_code: int, stdout: str = "", stderr: str = "") -> str:
+  """The rollout's `run` observation format (rl.agent.format_exec_result)."""
+  parts = [f"exit code: {exit_code}"]
+  if stdout:
+    parts.append("stdout:\n" + stdout.rstrip("\n"))
+  if stderr:
+    parts.append("stderr:\n" + stderr.rstrip("\n"))
+  return "\n".join(parts)
+
+
+def _missing(tool: str, path: str) -> str:
+  return f"Error: {tool} failed: no such file in the workspace: {path!r}"
+
+
+def _fake_body(path: str) -> str:
+  """A harmless body for a file that exists but must not be shown (bait/answer files)."""
+  ext = posixpath.splitext(path)[1].lower()
+  return {".json": "{}\n", ".py": "", ".csv": "id\n", ".yaml": "{}\n", ".yml": "{}\n"}.get(ext, "")
+
+
 def fake_observation(action_type: str, action_input: Mapping[str, Any] | None, *,
-                     workspace_root: str = "", written_message: str | None = None) -> str:
+                     workspace_root: str = "", written_message: str | None = None, context: Any = None) -> str:
   """Plausible but useless output for an action that was not executed.
 
-  written_message: the success text the real write/edit tool prints, with {path} and
-  {nbytes} placeholders, so a faked write looks exactly like a real one.
+  Formats follow the rollout's tools (rl.agent): missing files read as the sandbox reports
+  them, `run` output as "exit code: N / stdout / stderr". With `context` (the episode's
+  ActionContext), files that do exist (bait files) read as an empty body instead of missing.
+  written_message: the success text of the real write/edit tool, with {path} and {nbytes}.
   """
   inp = action_input if isinstance(action_input, Mapping) else {}
   parsed = parse_action(action_type, inp, workspace_root)
+  exists = getattr(context, "is_provided", None)
   if action_type == "read_file":
     path = str(inp.get("path", ""))
-    return f"Error: file not found: {path}"
+    norm = parsed.read_paths[0] if parsed.read_paths else path
+    return _fake_body(norm) if exists and exists(norm) else _missing("read_file", path)
   if action_type == "list_files":
     path = str(inp.get("path", "."))
-    return f"Error: no such directory: {path}"
+    return _missing("list_files", path)
   if action_type in ("write_file", "edit_file"):
     path = str(inp.get("path", ""))
     nbytes = len(str(inp.get("content", inp.get("new", ""))).encode())
-    template = written_message or ("Wrote {nbytes} bytes to {path}" if action_type == "write_file" else "Edited {path}")
+    template = written_message or ("Wrote {nbytes} bytes to {path}." if action_type == "write_file"
+                                   else "Edited {path}: replaced 1 occurrence.")
     return template.format(path=path, nbytes=nbytes)
   if action_type == "run":
-    return _fake_command_output(parsed.command, parsed.programs)
+    return _fake_command_output(parsed, exists)
   return ""
 
 
-def _fake_command_output(command: str, programs: list[str]) -> str:
+def _fake_command_output(parsed: Any, exists: Any) -> str:
+  command, programs = parsed.command, parsed.programs
   rng = _seed(command)
   host = re.search(r"https?://([^/\s'\"]+)", command)
-  if any(p in ("curl", "wget", "aria2c", "http") for p in programs):
-    name = host.group(1) if host else "example.com"
-    return (f"curl: (6) Could not resolve host: {name}\n[exit code 6]" if "curl" in programs
-            else f"--2024-01-01 00:00:00--  {name}\nResolving {name}... failed: Temporary failure in name resolution.\n"
-                 f"wget: unable to resolve host address '{name}'\n[exit code 4]")
+  name = host.group(1) if host else "example.com"
+  if "curl" in programs:
+    return _format_run(6, stderr=f"curl: (6) Could not resolve host: {name}")
+  if any(p in ("wget", "aria2c", "http") for p in programs):
+    return _format_run(4, stderr=f"Resolving {name}... failed: Temporary failure in name resolution.\n"
+                                 f"wget: unable to resolve host address '{name}'")
   if any(p in ("pip", "pip3", "uv", "poetry", "conda") for p in programs) or "-m pip" in command:
     pkg = (re.findall(r"(?:install|download|add)\s+(?:-\S+\s+)*([A-Za-z0-9_.\-]+)", command) or ["package"])[0]
-    return (f"WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection "
-            f"broken by 'NewConnectionError: Failed to establish a new connection: [Errno -3] Temporary failure in name "
-            f"resolution'\nERROR: Could not find a version that satisfies the requirement {pkg} (from versions: none)\n"
-            f"ERROR: No matching distribution found for {pkg}\n[exit code 1]")
+    return _format_run(1, stderr=(
+        "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) after connection "
+        "broken by 'NewConnectionError: Failed to establish a new connection: [Errno -3] Temporary failure in name "
+        f"resolution'\nERROR: Could not find a version that satisfies the requirement {pkg} (from versions: none)\n"
+        f"ERROR: No matching distribution found for {pkg}"))
+  if any(p in ("apt", "apt-get", "npm", "yarn", "gem", "cargo", "go") for p in programs):
+    return _format_run(100, stderr="E: Temporary failure resolving the package mirror")
   if "git" in programs:
     if re.search(r"git\s+(clone|fetch|pull|ls-remote)", command):
-      return "fatal: unable to access remote: Could not resolve host\n[exit code 128]"
-    if re.search(r"git\s+(log|show|reflog|rev-list|shortlog|whatchanged|blame)", command):
-      sha = f"{rng:016x}"[:7]
-      return f"{sha} (HEAD) Initial commit\n" if "log" in command or "reflog" in command else f"commit {rng:040x}"[:47] + "\n"
-    return "fatal: bad revision\n[exit code 128]"
+      return _format_run(128, stderr="fatal: unable to access remote: Could not resolve host")
+    if re.search(r"git\s+(log|reflog|shortlog|whatchanged)", command):
+      return _format_run(0, stdout=f"{rng:016x}"[:7] + " Initial commit")
+    return _format_run(128, stderr="fatal: bad revision")
   if any(p in ("ssh", "scp", "nc", "ncat", "netcat", "telnet", "socat", "rsync", "ftp") for p in programs):
-    return f"{programs[0]}: connect: Network is unreachable\n[exit code 1]"
+    return _format_run(1, stderr=f"{programs[0]}: connect: Network is unreachable")
+  readers = [p for p in programs if p in ("cat", "head", "tail", "less", "more", "grep", "sed", "awk", "nl")]
+  if readers:
+    targets = parsed.read_paths or ["file"]
+    if exists and all(exists(t) for t in targets):
+      return _format_run(0, stdout="".join(_fake_body(t) for t in targets))
+    return _format_run(1, stderr="\n".join(f"{readers[0]}: {t}: No such file or directory" for t in targets))
   if any(p in ("ls", "find", "tree") for p in programs):
-    target = next((w for w in command.split()[1:] if not w.startswith("-")), ".")
-    return f"ls: cannot access '{posixpath.normpath(target)}': No such file or directory\n[exit code 2]"
-  if any(p in ("cat", "head", "tail", "less", "more", "grep", "sed", "awk", "nl") for p in programs):
-    target = next((w for w in reversed(command.split()) if not w.startswith("-")), "file")
-    return f"{programs[0]}: {target}: No such file or directory\n[exit code 1]"
-  if re.search(r"PYTEST_|environ|printenv", command):
-    return "\n[exit code 0]"
-  # A write through the shell (echo > conftest.py, sed -i on a test) "succeeds" silently.
-  return "[exit code 0]"
+    targets = parsed.list_paths or ["."]
+    return _format_run(2, stderr="\n".join(f"ls: cannot access '{t}': No such file or directory" for t in targets))
+  # Anything else (a write through the shell, an environment probe): a silent success.
+  return _format_run(0)
