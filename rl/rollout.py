@@ -368,9 +368,14 @@ class RolloutEngine:
     pending: dict[futures.Future, tuple[str, int, float]] = {}
     waiting_tool = 0  # episodes whose session is opening or whose tool call is running
 
+    # Tool calls sit on generation's critical path; final grading is background work. Separate
+    # pools keep a queue of gradings from delaying the next turn's observations.
     with futures.ThreadPoolExecutor(max_workers=self.limits.num_workers,
-                                    thread_name_prefix="rollout-sandbox") as pool:
+                                    thread_name_prefix="rollout-tools") as tool_pool, \
+         futures.ThreadPoolExecutor(max_workers=self.limits.num_workers,
+                                    thread_name_prefix="rollout-grading") as grading_pool:
       def submit(kind: str, run: _Run, fn: Callable[[], Any]) -> None:
+        pool = grading_pool if kind == "final" else tool_pool
         pending[pool.submit(self._timed, fn)] = (kind, run.id, time.perf_counter())
 
       for run in runs:
