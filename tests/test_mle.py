@@ -276,3 +276,14 @@ def test_run_and_grade_in_the_local_sandbox(task_root, tmp_path):
   assert result.stages.count == 6, result.stdout
   assert result.exec_time_s > 0
   assert result.stages.stage_seconds["trained_model"] >= 0
+
+
+def test_batched_references_match_a_single_run(task_root):
+  task_dir = task_root / "mle-materials-regression"
+  batched = build.run_reference_batch(task_dir, ["constant"])
+  single = build.run_reference(task_dir, "constant")
+  assert [e["name"] for e in batched] == ["constant"] and batched[0]["valid"] and single["valid"]
+  assert batched[0]["score"] == pytest.approx(single["score"], abs=1e-12)
+  (task_dir / "references" / "broken.py").write_text("raise SystemExit(4)\n")
+  broken = build.run_reference_batch(task_dir, ["broken"])[0]
+  assert not broken["valid"] and "SystemExit(4)" in broken["error"]
