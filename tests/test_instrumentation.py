@@ -273,3 +273,42 @@ def test_registry_and_config():
   assert llm.instrument("import os\n", nonce=NONCE).verified
   with pytest.raises(LookupError, match="known instrumenters"):
     instr.make_instrumenter({"backend": "magic"})
+
+
+def test_llm_backend_over_an_openai_compatible_server():
+  """The default `complete` goes through the judge's HTTP client to a chat-completions server."""
+  import http.server
+  import json
+  import threading
+
+  seen = []
+
+  class Handler(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802 (http.server naming)
+      body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+      seen.append(body)
+      reply = {"choices": [{"message": {"role": "assistant", "content": _ast_model(body["messages"])}}]}
+      data = json.dumps(reply).encode()
+      self.send_response(200)
+      self.send_header("Content-Type", "application/json")
+      self.send_header("Content-Length", str(len(data)))
+      self.end_headers()
+      self.wfile.write(data)
+
+    def log_message(self, *args):
+      pass
+
+  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+  thread = threading.Thread(target=server.serve_forever, daemon=True)
+  thread.start()
+  try:
+    cfg = {"backend": "llm", "llm_base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
+           "llm_model": "frozen-instrumenter"}
+    result = instr.make_instrumenter(cfg).instrument((FIXTURES / "p01_pandas_sklearn_script.py").read_text(),
+                                                      nonce=NONCE)
+  finally:
+    server.shutdown()
+    server.server_close()
+  assert result.verified and result.backend == "llm", result.fallback_reason
+  assert len(result.stages) == 6
+  assert seen[0]["model"] == "frozen-instrumenter" and seen[0]["temperature"] == 0.0

@@ -207,7 +207,7 @@ def test_run_and_grade_instruments_and_scores_the_constant_reference(task_root, 
   assert result.instrumentation["verified"]
   assert result.stages.stages == ["imported_packages", "loaded_data", "wrote_submission"]
   scheme = registry.REWARD_SCHEMES.get("mle")({"scheme": "mle"})
-  assert scheme._final(None, result.reward_context()) == pytest.approx(0.5 + 0.1 * 3)
+  assert scheme.final(None, result.reward_context()) == pytest.approx(0.5 + 0.1 * 3)
   assert "[progress:" in result.terminal_output() and "submission valid" in result.terminal_output()
   assert result.metrics()["instrumentation/stages"] == 3.0
 
@@ -219,7 +219,7 @@ def test_run_and_grade_rejects_stale_and_missing_submissions(task_root, tmp_path
   assert not result.valid and "submission.csv was not found" in result.grade.error
   assert result.stages.stages == ["imported_packages"]
   scheme = registry.REWARD_SCHEMES.get("mle")({"scheme": "mle"})
-  assert scheme._final(None, result.reward_context()) == -10.0
+  assert scheme.final(None, result.reward_context()) == -10.0
 
   (ws / "solution.py").unlink()
   result = runner.run_and_grade(task, ws, session_factory=SubprocessSession)
