@@ -173,7 +173,8 @@ class JudgeVerdict:
     """As an rl.antihack Verdict (stage "judge") for `combine` and reward synthesis."""
     return Verdict(flagged=self.flagged, stage="judge", rules=("judge",) if self.flagged else (),
                    severity="high" if self.flagged else "none",
-                   reason=self.reason if self.flagged else "", score=self.probability)
+                   reason=self.reason if self.flagged else "", score=self.probability,
+                   flagging_rules=("judge",) if self.flagged else ())
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)

@@ -444,7 +444,11 @@ def test_engine_metrics_count_checks_and_rules():
 
 def test_flag_severity_threshold():
   strict = RuleEngine(load_rule_set("default"), flag_severity="low")
-  assert strict.check_action("run", {"command": "printenv"}, None).flagged
+  v = strict.check_action("run", {"command": "printenv"}, None)
+  assert v.flagged and v.flagging_rules == ("A010-process-listing",)
+  mixed = RuleEngine(load_rule_set("default"), flag_severity="high").check_action(
+      "run", {"command": "git log; cat /proc/1/environ"}, None)
+  assert mixed.flagged and mixed.flagging_rules == ("A006-env-sniffing",) and "A004-git-history" in mixed.rules
   lax = RuleEngine(load_rule_set("default"), flag_severity="high")
   assert not lax.check_action("run", {"command": "git log"}, None).flagged
   with pytest.raises(ValueError, match="flag_severity"):

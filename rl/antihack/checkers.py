@@ -611,9 +611,6 @@ def runtime_context_sniffing(diff: Diff, ctx: ActionContext | None, params: Mapp
   return findings
 
 
-_TRIVIAL = (None, True, False, 0, 1, -1, "", 0.0, 2)
-
-
 def _literal(expr: ast.AST) -> Any:
   """The value of a literal, also through pure converters (hash((1, 2)), str([3]), tuple([4]))."""
   try:

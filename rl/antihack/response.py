@@ -51,8 +51,8 @@ def respond(verdict: Verdict, action_type: str, action_input: Mapping[str, Any] 
   if policy == "fake":
     return CheatResponse(False, fake_observation(action_type, action_input, **fake_kwargs), False, record)
   if policy == "block":
-    return CheatResponse(False, f"Error: action blocked by the sandbox policy ({verdict.flagging_rules[0]}).",
-                         False, record)
+    rule = (verdict.flagging_rules or verdict.rules or ("policy",))[0]
+    return CheatResponse(False, f"Error: action blocked by the sandbox policy ({rule}).", False, record)
   return CheatResponse(False, "Error: episode terminated by the sandbox policy.", True, record)
 
 

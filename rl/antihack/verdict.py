@@ -56,17 +56,10 @@ class Verdict:
   reason: str = ""
   hits: tuple[RuleHit, ...] = ()
   score: float | None = None
+  flagging_rules: tuple[str, ...] = ()  # the rules whose hits caused the flag
 
   def __bool__(self) -> bool:
     return self.flagged
-
-  @property
-  def flagging_rules(self) -> tuple[str, ...]:
-    """Ids of the hits that caused the flag (severity at or above the flag level)."""
-    if not self.flagged:
-      return ()
-    top = [h.rule_id for h in self.hits if h.severity in ("medium", "high")]
-    return tuple(dict.fromkeys(top)) or self.rules
 
   def to_dict(self) -> dict[str, Any]:
     return {
@@ -76,6 +69,7 @@ class Verdict:
         "severity": self.severity,
         "reason": self.reason,
         "score": self.score,
+        "flagging_rules": list(self.flagging_rules),
         "hits": [h.to_dict() for h in self.hits],
     }
 
@@ -84,7 +78,8 @@ class Verdict:
     return cls(flagged=bool(d.get("flagged", False)), stage=d.get("stage", ""),
                rules=tuple(d.get("rules", ())), severity=d.get("severity", "none"),
                reason=d.get("reason", ""), score=d.get("score"),
-               hits=tuple(RuleHit(**h) for h in d.get("hits", ())))
+               hits=tuple(RuleHit(**h) for h in d.get("hits", ())),
+               flagging_rules=tuple(d.get("flagging_rules", ())))
 
 
 def from_hits(stage: str, hits: Iterable[RuleHit], flag_severity: str = "medium") -> Verdict:
@@ -103,6 +98,7 @@ def from_hits(stage: str, hits: Iterable[RuleHit], flag_severity: str = "medium"
       severity=top.severity,
       reason=f"[{first.rule_id}] {first.message}" + (f" ({first.location})" if first.location else ""),
       hits=hits,
+      flagging_rules=tuple(dict.fromkeys(h.rule_id for h in flagging)),
   )
 
 
@@ -126,6 +122,7 @@ def combine(verdicts: Iterable[Verdict | None]) -> Verdict:
       reason=lead.reason if flagged else "",
       hits=tuple(h for v in verdicts for h in v.hits),
       score=score,
+      flagging_rules=tuple(dict.fromkeys(r for v in flagged for r in (v.flagging_rules or v.rules))),
   )
 
 
