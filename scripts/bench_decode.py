@@ -1,0 +1,184 @@
+"""Decode throughput of rl.sampling.Sampler, against transformers' generate in the same run.
+
+  .venv/bin/python scripts/bench_decode.py --batch 64 --prompt-len 64 --new-tokens 128 \
+      --compare-transformers --multi-turn
+
+Without --hf-checkpoint the tiny preset (~4M parameters, random weights) is used and exported to a
+temporary Hugging Face directory for transformers. PyTorch runs in a subprocess: the current
+interpreter if it has torch, else --torch-python (default $RL_TORCH_PYTHON or
+/work/torchenv/bin/python). Every row decodes exactly --new-tokens tokens (no stop ids), sampling
+at temperature 1. Medians over --repeats timed runs after a warm-up (compile) run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_TORCH_PYTHON = "/work/torchenv/bin/python"
+
+
+def _torch_worker(args: argparse.Namespace) -> None:
+  """Runs in an interpreter with torch: times transformers' generate, prints one JSON line."""
+  import numpy as np
+  import torch
+  import transformers
+
+  torch.manual_seed(0)
+  model = transformers.AutoModelForCausalLM.from_pretrained(args.hf_checkpoint,
+                                                            dtype=torch.float32).eval()
+  rng = np.random.default_rng(0)
+  vocab = model.config.vocab_size
+  results = {}
+  with torch.inference_mode():
+    ids = torch.tensor(rng.integers(3, vocab, size=(args.batch, args.prompt_len)), dtype=torch.long)
+
+    def generate():
+      return model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, top_k=0,
+                            top_p=1.0, temperature=1.0, max_new_tokens=args.new_tokens,
+                            min_new_tokens=args.new_tokens, eos_token_id=None, pad_token_id=0)
+
+    generate()
+    times = []
+    for _ in range(args.repeats):
+      start = time.perf_counter()
+      out = generate()
+      times.append(time.perf_counter() - start)
+    assert out.shape[1] == args.prompt_len + args.new_tokens
+    results["single_s"] = statistics.median(times)
+  results["torch_threads"] = torch.get_num_threads()
+  print("TORCH_RESULT " + json.dumps(results))
+
+
+def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
+  try:
+    import torch  # noqa: F401
+    python = sys.executable
+  except ImportError:
+    python = args.torch_python
+    if not python or not os.path.exists(python):
+      print(f"transformers comparison skipped: no torch here and no interpreter at {python!r}")
+      return None
+  cmd = [python, os.path.abspath(__file__), "--torch-worker", "--hf-checkpoint", checkpoint,
+         "--batch", str(args.batch), "--prompt-len", str(args.prompt_len), "--new-tokens",
+         str(args.new_tokens), "--repeats", str(args.repeats)]
+  proc = subprocess.run(cmd, capture_output=True, text=True)
+  for line in proc.stdout.splitlines():
+    if line.startswith("TORCH_RESULT "):
+      return json.loads(line[len("TORCH_RESULT "):])
+  print("transformers comparison failed:\n" + proc.stdout[-2000:] + proc.stderr[-4000:])
+  return None
+
+
+def _median_time(fn, repeats: int) -> float:
+  fn()  # compile
+  times = []
+  for _ in range(repeats):
+    start = time.perf_counter()
+    fn()
+    times.append(time.perf_counter() - start)
+  return statistics.median(times)
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--hf-checkpoint", default="")
+  parser.add_argument("--preset", default="tiny")
+  parser.add_argument("--batch", type=int, default=64)
+  parser.add_argument("--prompt-len", type=int, default=64)
+  parser.add_argument("--new-tokens", type=int, default=128)
+  parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--compare-transformers", action="store_true")
+  parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
+                                                               DEFAULT_TORCH_PYTHON))
+  parser.add_argument("--multi-turn", action="store_true",
+                      help="also time turns of generation with observations in between, with "
+                           "the conversation cache against re-prefilling the history each turn")
+  parser.add_argument("--turns", type=int, default=10)
+  parser.add_argument("--turn-tokens", type=int, default=32)
+  parser.add_argument("--obs-tokens", type=int, default=32)
+  parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  if args.torch_worker:
+    _torch_worker(args)
+    return
+
+  import jax
+  import numpy as np
+
+  from rl.model import init_model, load_hf_checkpoint, save_hf_checkpoint, tiny_config
+  from rl.sampling import Sampler
+
+  tmp = tempfile.TemporaryDirectory()
+  if args.hf_checkpoint:
+    model = load_hf_checkpoint(args.hf_checkpoint)
+    checkpoint = args.hf_checkpoint
+  else:
+    model = init_model(tiny_config(args.preset), seed=0)
+    checkpoint = tmp.name
+    save_hf_checkpoint(model, checkpoint)
+  config = model.config
+  print(f"model: {args.hf_checkpoint or args.preset} ({config.num_params() / 1e6:.1f}M params, "
+        f"vocab {config.vocab_size}); devices: {jax.devices()}")
+  rng = np.random.default_rng(0)
+  prompts = rng.integers(3, config.vocab_size, size=(args.batch, args.prompt_len)).tolist()
+  sampler = Sampler(model, max_cache_len=args.prompt_len + args.new_tokens)
+  calls = iter(range(10**6))
+
+  def ours():
+    out = sampler.sample(prompts, max_new_tokens=args.new_tokens,
+                         rng=jax.random.key(next(calls)))
+    assert all(len(t) == args.new_tokens for t in out.tokens)
+
+  ours_s = _median_time(ours, args.repeats)
+  generated = args.batch * args.new_tokens
+  print(f"ours: batch {args.batch} prompt {args.prompt_len} new {args.new_tokens}: "
+        f"{ours_s:.3f} s median, {generated / ours_s:,.0f} tokens/s")
+  if args.compare_transformers:
+    torch_result = _run_torch(args, checkpoint)
+    if torch_result:
+      torch_s = torch_result["single_s"]
+      print(f"transformers generate (torch, {torch_result['torch_threads']} threads): "
+            f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
+      print(f"speed-up vs transformers: {torch_s / ours_s:.2f}x")
+
+  if args.multi_turn:
+    capacity = args.prompt_len + args.turns * (args.turn_tokens + args.obs_tokens) + 8
+    turn_sampler = Sampler(model, max_cache_len=capacity)
+    observations = [rng.integers(3, config.vocab_size, size=(args.batch, args.obs_tokens)).tolist()
+                    for _ in range(args.turns)]
+
+    def multi_turn():
+      conv = turn_sampler.new_conversations(args.batch)
+      new = prompts
+      for turn in range(args.turns):
+        turn_sampler.generate(conv, new, max_new_tokens=args.turn_tokens,
+                              rng=jax.random.key(turn))
+        new = observations[turn]
+
+    def re_prefill():
+      history = [list(p) for p in prompts]
+      for turn in range(args.turns):
+        out = turn_sampler.sample(history, max_new_tokens=args.turn_tokens,
+                                  rng=jax.random.key(turn))
+        history = [h + t + o for h, t, o in zip(history, out.tokens, observations[turn])]
+
+    cached_s = _median_time(multi_turn, args.repeats)
+    prefill_s = _median_time(re_prefill, args.repeats)
+    tokens = args.batch * args.turns * args.turn_tokens
+    print(f"multi-turn ({args.turns} turns x {args.turn_tokens} new, {args.obs_tokens} observation "
+          f"tokens between): cache {cached_s:.3f} s ({tokens / cached_s:,.0f} tokens/s), "
+          f"re-prefill {prefill_s:.3f} s ({tokens / prefill_s:,.0f} tokens/s), "
+          f"speed-up {prefill_s / cached_s:.2f}x")
+  tmp.cleanup()
+
+
+if __name__ == "__main__":
+  main()
