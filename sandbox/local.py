@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import concurrent.futures
 import errno
 import hashlib
 import json
@@ -42,6 +43,11 @@ START_TIMEOUT_S = 60.0
 SERVER_GRACE_S = 15.0
 
 _live_sandboxes: "weakref.WeakSet[_Sandbox]" = weakref.WeakSet()
+# bwrap's --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that forked it exits,
+# so every sandbox is forked from this one long-lived thread, never from a pool or worker
+# thread that may finish before the sandbox is used.
+_spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                 thread_name_prefix="sandbox-spawner")
 _runtime_dir: str | None = None
 _runtime_lock = threading.Lock()
 
@@ -282,10 +288,10 @@ class _Sandbox:
     self.cgroups = _Cgroups(self.name, self.config)
     argv = _bwrap_argv(self.config, self.workspace, self.run_dir)
     cgroups = self.cgroups
-    self.proc = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=cgroups.join_current_process if cgroups.paths else None,
-        start_new_session=True)
+    self.proc = _spawner.submit(
+        subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, preexec_fn=cgroups.join_current_process if cgroups.paths else None,
+        start_new_session=True).result()
     hello = self._read_reply(START_TIMEOUT_S)
     if hello is None or not hello.get("ready"):
       err = self._stderr_tail()

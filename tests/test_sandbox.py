@@ -136,13 +136,18 @@ def test_pool_sessions_share_nothing(workspace, tmp_path):
   other.mkdir()
   cfg = CONFIG.replace(pool_size=1)
   local.warm_pool(cfg)
+  pooled = list(local._get_pool(cfg).ready)
   token = uuid.uuid4().hex
   with open_session(workspace, cfg) as first:
+    assert first._box in pooled  # served from the pool, and the pooled sandbox was alive
     first.exec(f"echo {token} > /tmp/state; echo {token} > leftover.txt; "
                f"(sleep 3{token[:3].translate(str.maketrans('abcdef', '123456'))} &)")
     first_ws = first.host_workspace
+  time.sleep(0.5)  # let the pool thread finish: a sandbox must outlive the thread that made it
   local.warm_pool(cfg)
+  pooled = list(local._get_pool(cfg).ready)
   with open_session(str(other), cfg) as second:
+    assert second._box in pooled
     assert second.host_workspace != first_ws
     r = second.exec("cat /tmp/state; ls; ps -eo args | grep -c '^sleep'; true")
     assert token not in r.stdout
