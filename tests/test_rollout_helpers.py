@@ -13,17 +13,11 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
-from typing import Any
-
-import pytest
 
 from configs import default as default_config
 from rl import agent as agent_lib
-from rl import policies
 from rl import rollout
-from rl.tokenizer import load_tokenizer
 
 
 @dataclasses.dataclass
