@@ -174,6 +174,13 @@ def test_online_antihack_fakes_hidden_test_reads_and_zeroes_reward(tasks, render
   assert ep.record["hack"]["flagged"] and ep.final_reward == 0.0 and not ep.success
   assert metrics["antihack/flag_rate"] == 1.0
 
+  config.antihack.response = "block"
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+                        renderer).run(tasks[:1])
+  step0 = ep.record["steps"][0]
+  assert step0["hack"]["response"] == "block" and step0["observation"].startswith("Error")
+  assert ep.terminated == "submit" and ep.final_reward == 0.0
+
   config.antihack.response = "terminate"
   [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
