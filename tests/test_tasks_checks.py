@@ -4,6 +4,8 @@ import json
 import pathlib
 import subprocess
 
+import pytest
+
 from rl.tasks import make_patch, write_manifest, write_task
 from rl.tasks.checks import check_context, check_root, format_table, scan_secrets
 from rl.tasks.verify import Verification, sandbox_available
@@ -33,6 +35,7 @@ def _root(tmp_path):
   return tmp_path
 
 
+@pytest.mark.slow
 def test_check_root_flags_each_problem(tmp_path):
   report = check_root(_root(tmp_path), grader=GRADER, runs=1)
   by_id = {e["id"]: e for e in report["tasks"]}

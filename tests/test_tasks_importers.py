@@ -35,6 +35,7 @@ def test_read_jsonl_reports_line_numbers(tmp_path):
   assert errors == ["x.jsonl:1: expected a JSON object, got list", "x.jsonl:2: missing field(s) task_id"]
 
 
+@pytest.mark.slow
 def test_humaneval_import_and_verify(tmp_path, verifier):
   result = run_importer("humaneval", SAMPLES / "humaneval_sample.jsonl", tmp_path)
   assert len(result.tasks) == 2 and len(result.skipped) == 1 and ":2:" in result.skipped[0]
@@ -51,6 +52,7 @@ def test_humaneval_import_and_verify(tmp_path, verifier):
     run_importer("humaneval", SAMPLES / "humaneval_sample.jsonl", tmp_path / "r", on_error="reject")
 
 
+@pytest.mark.slow
 def test_humanevalfix_import_and_verify(tmp_path, verifier):
   result = run_importer("humanevalfix", SAMPLES / "humanevalfix_sample.jsonl", tmp_path)
   assert len(result.tasks) == 2 and not result.skipped
@@ -62,6 +64,7 @@ def test_humanevalfix_import_and_verify(tmp_path, verifier):
     assert v.ok, v.reason
 
 
+@pytest.mark.slow
 def test_quixbugs_import_and_verify(tmp_path, verifier):
   # The buggy bitcount loops forever: a short time limit keeps the test fast.
   result = run_importer("quixbugs", SAMPLES / "quixbugs_sample.jsonl", tmp_path, timeout_s=4)
@@ -75,6 +78,7 @@ def test_quixbugs_import_and_verify(tmp_path, verifier):
   assert verdicts["quixbugs-bitcount"].initial["timed_out"]
 
 
+@pytest.mark.slow
 def test_mbpp_import(tmp_path, verifier):
   result = run_importer("mbpp", SAMPLES / "mbpp_sample.jsonl", tmp_path)
   assert sorted(t.id for t in result.tasks) == ["mbpp-9001", "mbpp-9002"]

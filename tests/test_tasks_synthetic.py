@@ -68,6 +68,7 @@ def generated(tmp_path_factory):
   return root, result
 
 
+@pytest.mark.slow
 def test_generated_tasks_are_verified_and_tiered(generated):
   root, result = generated
   tasks = load_task_root(root)
@@ -84,6 +85,7 @@ def test_generated_tasks_are_verified_and_tiered(generated):
     assert v.ok, v.reason
 
 
+@pytest.mark.slow
 def test_easy_tasks_name_file_and_function_and_fix_is_one_short_line(generated):
   root, _ = generated
   for t in load_task_root(root):
@@ -99,6 +101,7 @@ def test_easy_tasks_name_file_and_function_and_fix_is_one_short_line(generated):
       assert len(repo[edit["path"]].splitlines()) <= 16
 
 
+@pytest.mark.slow
 def test_cached_generation_is_reused(generated, tmp_path):
   root, result = generated
   info = json.loads((root / "synthetic.json").read_text())
@@ -107,6 +110,7 @@ def test_cached_generation_is_reused(generated, tmp_path):
   assert sorted(t.id for t in tasks) == sorted(t.id for t in result.tasks)
 
 
+@pytest.mark.slow
 def test_synthetic_source_uses_the_cache(generated, tmp_path):
   from configs.default import get_config  # pylint: disable=import-outside-toplevel
   from rl.tasks import load_tasks  # pylint: disable=import-outside-toplevel
