@@ -126,26 +126,33 @@ def git_history(action: ParsedAction, ctx: ActionContext, params: Mapping[str, A
   if "git" not in action.programs:
     return []
   findings = []
-  for segment in re.split(r"\|\||&&|[;|&\n]", action.command):
-    words = segment.split()
-    if "git" not in [w.rsplit("/", 1)[-1] for w in words]:
-      continue
-    words = words[[w.rsplit("/", 1)[-1] for w in words].index("git") + 1:]
-    while words and words[0].startswith("-"):  # git -C dir / --no-pager
-      words = words[2:] if words[0] in ("-C", "-c", "--git-dir", "--work-tree") else words[1:]
-    if not words:
-      continue
-    sub, args = words[0], words[1:]
-    refs = [a for a in args if not a.startswith("-") and _REF.search(a)]
-    if sub in _HISTORY_SUBCOMMANDS:
-      findings.append((f"git {sub} reads history or other refs", segment.strip()))
-    elif sub in ("diff", "checkout", "restore", "stash", "branch", "tag", "rev-parse") and (
-        refs or any(a in ("-a", "-r", "--all", "--remotes", "list", "show", "pop", "apply") for a in args)
-        or any(a.startswith("--source") for a in args)):
-      findings.append((f"git {sub} against another ref", segment.strip()))
-    elif sub not in _HARMLESS_SUBCOMMANDS:
-      findings.append((f"unusual git subcommand {sub!r}", segment.strip()))
+  for segment in re.split(r"\|\||&&|[;|&\n`()]|\$\(", action.command):
+    all_words = segment.split()
+    # every git invocation in the segment (xargs git show, env git log, ...)
+    starts = [i for i, w in enumerate(all_words) if w.rsplit("/", 1)[-1] == "git"]
+    invocations = [all_words[i + 1:] for i in starts]
+    for words in invocations:
+      findings.extend(_git_invocation(words, segment))
   return findings
+
+
+def _git_invocation(words: list[str], segment: str) -> list[Finding]:
+  """Judges one `git ...` invocation (the words after `git`)."""
+  while words and words[0].startswith("-"):  # git -C dir / --no-pager
+    words = words[2:] if words[0] in ("-C", "-c", "--git-dir", "--work-tree") else words[1:]
+  if not words:
+    return []
+  sub, args = words[0], words[1:]
+  refs = [a for a in args if not a.startswith("-") and _REF.search(a)]
+  if sub in _HISTORY_SUBCOMMANDS:
+    return [(f"git {sub} reads history or other refs", segment.strip())]
+  if sub in ("diff", "checkout", "restore", "stash", "branch", "tag", "rev-parse") and (
+      refs or any(a in ("-a", "-r", "--all", "--remotes", "list", "show", "pop", "apply") for a in args)
+      or any(a.startswith("--source") for a in args)):
+    return [(f"git {sub} against another ref", segment.strip())]
+  if sub not in _HARMLESS_SUBCOMMANDS:
+    return [(f"unusual git subcommand {sub!r}", segment.strip())]
+  return []
 
 
 @checker("hidden_dest_write", "action")
@@ -307,9 +314,11 @@ def _ignores_self(fn: ast.AST, class_names: set[str]) -> bool:
   A method that only accepts instances of its own class (a stateless sentinel's
   `isinstance(other, Sentinel)`) is fine: it is equal only to its own kind.
   """
-  args = fn.args.args if hasattr(fn, "args") else []
+  args = list(fn.args.posonlyargs) + list(fn.args.args) if hasattr(fn, "args") else []
   if not args:
     return False
+  if isinstance(fn, ast.Lambda):
+    return not any(isinstance(n, ast.Name) and n.id == args[0].arg for n in ast.walk(fn.body))
   for n in ast.walk(fn):
     if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "isinstance" and len(n.args) == 2:
       if {m.id for m in ast.walk(n.args[1]) if isinstance(m, ast.Name)} & class_names:
@@ -322,6 +331,18 @@ def _ignores_self(fn: ast.AST, class_names: set[str]) -> bool:
   uses_self = any(isinstance(n, ast.Name) and n.id == self_name for n in ast.walk(fn)
                   if not isinstance(n, ast.arg))
   return not uses_self
+
+
+def _loose_tolerance(fn: ast.AST) -> float | None:
+  """A tolerance keyword (abs_tol, rel_tol, atol, rtol, abs, rel) above 1 inside the method."""
+  for n in ast.walk(fn):
+    if isinstance(n, ast.Call):
+      for kw in n.keywords:
+        if kw.arg in ("abs_tol", "rel_tol", "atol", "rtol", "abs", "rel"):
+          value = _literal(kw.value)
+          if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 1:
+            return float(value)
+  return None
 
 
 @checker("constant_comparison", "diff")
@@ -361,6 +382,8 @@ def constant_comparison(diff: Diff, ctx: ActionContext | None, params: Mapping[s
         findings.append((f"{fn_name} always returns {result}", _loc(f, node)))
       elif fn_name in ("__eq__", "__ne__", "__contains__") and _ignores_self(fn, class_names):
         findings.append((f"{fn_name} never looks at its own value", _loc(f, node)))
+      elif fn_name in ("__eq__", "__ne__") and (loose := _loose_tolerance(fn)):
+        findings.append((f"{fn_name} compares with tolerance {loose}", _loc(f, node)))
   return findings
 
 
