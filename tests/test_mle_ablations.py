@@ -172,3 +172,45 @@ def test_sequential_runs_resume_and_feed_the_table(tmp_path, capsys):
   failing.write_text("")
   assert run_ablations.main(["--configs", str(failing), "--seeds", "0", "--root", str(root),
                              "--train-script", str(train)]) == 1
+
+
+@pytest.mark.parametrize("name,base,changes", [
+    ("no_antihack", "default", {"antihack.rules": "none", "antihack.judge": "none"}),
+    ("rules_only", "default", {}),
+    ("judge_on", "default", {"antihack.judge": "openai"}),
+    ("no_instrumentation", "mle", {"instrumentation.backend": "none"}),
+    ("no_self_improve", "mle", {"self_improve.enabled": False}),
+    ("dag_off", "mle", {"algo.duration_weight": "none"}),
+    ("dag_inverse_log", "mle", {"algo.duration_weight": "inverse_log"}),
+])
+def test_ablation_configs_flip_only_their_fields(name, base, changes):
+  from rl import config as config_lib
+
+  def load(config_name):
+    spec = importlib.util.spec_from_file_location(config_name, run_ablations.resolve_config(config_name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.get_config()
+
+  ablation, baseline = load(name), load(base)
+  config_lib.validate(ablation)
+  flat = lambda c: {f"{s}.{k}": v for s, sub in c.to_dict().items() if isinstance(sub, dict) for k, v in sub.items()}
+  a, b = flat(ablation), flat(baseline)
+  for field, value in changes.items():
+    assert a[field] == value, field
+  differing = {k for k in a if a[k] != b.get(k)}
+  allowed = set(changes) | {k for k in a if k.startswith(("antihack.judge", "self_improve."))}
+  assert differing <= allowed, differing - allowed
+
+
+def test_mle_experiment_config_turns_the_paper_features_on():
+  spec = importlib.util.spec_from_file_location("mle_cfg", run_ablations.resolve_config("mle"))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  c = module.get_config()
+  assert c.tasks.sources == (("mle", 1.0),) and c.reward.scheme == "mle"
+  assert c.instrumentation.backend == "ast" and c.self_improve.enabled
+  assert c.algo.duration_weight == "linear" and c.agent.mode == "single_turn"
+  from rl import config as config_lib
+
+  config_lib.validate(c)
