@@ -6,6 +6,7 @@ r"""Trains a coding agent with RL. Thin entry point: flags in, one library call.
 """
 
 from absl import app
+from absl import logging
 from absl import flags
 from ml_collections import config_flags
 
@@ -17,6 +18,8 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"unexpected arguments: {argv[1:]}")
   from rl import trainer  # imported late so --help stays fast
+
+  logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO; progress is printed
 
   trainer.run(_CONFIG.value, _WORKDIR.value)
 

@@ -178,7 +178,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.eval_samples = 1
   c.trainer.eval_temperature = 0.0  # 0 = greedy decoding for evaluation
   c.trainer.final_eval_samples = 1  # samples per held-out task after SFT and at the end
-  c.trainer.pad_multiple = 128  # sequence padding bucket (fewer recompilations)
+  c.trainer.pad_multiple = 256  # sequence padding bucket (fewer recompilations)
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
   c.trainer.tensorboard = True

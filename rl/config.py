@@ -23,6 +23,7 @@ class ConfigError(ValueError):
 _ENUMS = {
     "model.value_head": ("shared", "separate"),
     "agent.mode": ("multi_turn", "single_turn"),
+    "agent.tool_prompt": ("compact", "schema"),
     "algo.kl_in": ("loss", "reward"),
     "algo.discount_per": ("token", "turn"),
     "algo.truncation": ("bootstrap", "terminal"),
@@ -102,9 +103,10 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       reg.get(value)
     except LookupError as e:
       raise ConfigError(f"config.{field}: {e}") from None
-  for name, weight in get_field(config, "tasks.sources"):
+  for entry in get_field(config, "tasks.sources"):
+    name, weight = (entry, 1.0) if isinstance(entry, str) else entry
     try:
-      registry.TASK_SOURCES.get(name)
+      registry.TASK_SOURCES.get(str(name).partition(":")[0])
     except LookupError as e:
       raise ConfigError(f"config.tasks.sources: {e}") from None
     if not weight > 0:

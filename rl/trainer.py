@@ -195,23 +195,34 @@ class Trainer:
   def _load_tasks(self):
     from rl.tasks import load_tasks
 
-    train = load_tasks(self.config, self.workdir, split=self.config.tasks.split)
-    evaluation_tasks = load_tasks(self.config, self.workdir, split=self.config.tasks.eval_split)
+    self.task_mixture = load_tasks(self.config, self.workdir)
+    train = self.task_mixture.tasks(split=self.config.tasks.split)
+    evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split)
     if not train:
-      raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r}")
+      raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r} in {self.task_mixture}")
     return train, evaluation_tasks
 
   def _make_model_policy(self):
     from rl import policies
     from rl import sampling
 
-    sampler = sampling.Sampler(self.policy_graphdef, self.model_config,
-                               max_cache_len=self.config.sampling.max_cache_len,
-                               stop_token_ids=list(self.renderer.stop_ids), pad_id=self.pad_id)
-    return policies.ModelPolicy(sampler, self.renderer, params=self.state.policy,
-                                temperature=self.config.sampling.temperature,
-                                top_p=self.config.sampling.top_p, top_k=self.config.sampling.top_k,
-                                seed=self.config.seed)
+    c = self.config
+    if c.sampling.max_cache_len < c.agent.max_tokens_per_trajectory:
+      raise config_lib.ConfigError(
+          f"config.sampling.max_cache_len={c.sampling.max_cache_len} must be >= "
+          f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
+    sampler = sampling.Sampler((self.policy_graphdef, self.state.policy), max_cache_len=c.sampling.max_cache_len,
+                               stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id)
+    return policies.ModelPolicy(sampler, self.renderer, batch_size=c.trainer.tasks_per_iteration * c.algo.group_size,
+                                temperature=c.sampling.temperature, top_p=c.sampling.top_p,
+                                top_k=c.sampling.top_k, seed=c.seed)
+
+  def _set_policy(self, temperature: float, seed: int) -> None:
+    """Loads the current weights into the sampler; a fresh RNG stream per phase (resume-safe)."""
+    self.model_policy.update_params(self.state.policy)
+    self.model_policy.set_temperature(temperature)
+    self.model_policy._key = jax.random.key(seed)  # pylint: disable=protected-access
+    self.model_policy._calls = 0  # pylint: disable=protected-access
 
   def temperature(self) -> float:
     s, n = self.config.sampling, max(self.config.trainer.iterations - 1, 1)
@@ -267,12 +278,10 @@ class Trainer:
 
   # -- data ----------------------------------------------------------------------------------------
   def sample_tasks(self, iteration: int) -> list:
-    """Deterministic per iteration (resume-safe): tasks drawn by source weight, no repeats."""
+    """Deterministic per iteration (resume-safe): source by weight, then a task."""
     rng = np.random.default_rng([self.config.seed, iteration, 17])
-    n = min(self.config.trainer.tasks_per_iteration, len(self.train_tasks))
-    weights = np.asarray([float(getattr(t, "sampling_weight", 1.0) or 1.0) for t in self.train_tasks])
-    idx = rng.choice(len(self.train_tasks), size=n, replace=False, p=weights / weights.sum())
-    return [self.train_tasks[i] for i in idx]
+    return self.task_mixture.sample(self.config.trainer.tasks_per_iteration, rng=rng,
+                                    split=self.config.tasks.split)
 
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:
@@ -286,7 +295,7 @@ class Trainer:
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
     ok = [e for e in episodes if e.success]
-    print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task")
+    print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
     return ok
 
   def run_sft(self, writer: MetricWriter) -> dict:
@@ -305,14 +314,13 @@ class Trainer:
     nll = []
     for step in range(c.sft.steps):
       rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
-      sub = batch.select(rows)
-      T = int(min(batch.tokens.shape[1], batching._round_up(int(sub.lengths.max()), c.trainer.pad_multiple)))
-      mb = {"tokens": jnp.asarray(sub.tokens[:, :T]), "valid": jnp.asarray(sub.valid[:, :T]),
-            "mask": jnp.asarray(sub.action_mask[:, :T])}
+      sub = batch.select(rows)  # one padded length for every step: a single compilation
+      mb = {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
+            "mask": jnp.asarray(sub.action_mask)}
       params, opt, metrics = step_fn(params, opt, mb)
       nll.append(float(metrics["sft/nll"]))
       if step % 20 == 0 or step == c.sft.steps - 1:
-        print(f"sft step {step}: nll {nll[-1]:.3f}")
+        print(f"sft step {step}: nll {nll[-1]:.3f} ({time.perf_counter() - t0:.0f}s)", flush=True)
     self.state = self.state.replace(policy=params)
     if self.critic_graphdef is not None:  # the critic starts from the SFT trunk
       critic = nnx.merge(self.critic_graphdef, self.state.critic)
@@ -325,13 +333,13 @@ class Trainer:
             "sft/demonstrations": len(demos), "sft/time_s": time.perf_counter() - t0}
 
   # -- evaluation -------------------------------------------------------------------------------
-  def evaluate(self, tasks: Sequence | None = None, samples: int | None = None) -> dict:
+  def evaluate(self, tasks: Sequence | None = None, samples: int | None = None,
+               return_episodes: bool = False):
     tasks = list(self.eval_tasks if tasks is None else tasks)
     if not tasks:
-      return {}
+      return ({}, []) if return_episodes else {}
     samples = samples or self.config.trainer.eval_samples
-    self.model_policy.set_params(self.state.policy, temperature=self.config.trainer.eval_temperature,
-                                 seed=self.config.seed + 7)
+    self._set_policy(self.config.trainer.eval_temperature, seed=self.config.seed + 7)
     self.engine.set_model_info(str(self.workdir), self.iteration, self.config.trainer.eval_temperature)
     writer, self.engine.writer = self.engine.writer, None
     try:
@@ -340,7 +348,8 @@ class Trainer:
       self.engine.writer = writer
     table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
                                        ks=sorted({1, samples}))
-    return {f"eval/{k}": v for k, v in table.items()}
+    result = {f"eval/{k}": v for k, v in table.items()}
+    return (result, episodes) if return_episodes else result
 
   # -- one RL iteration -----------------------------------------------------------------------------
   def _score(self, batch: batching.RolloutBatch, temperature: float) -> dict:
@@ -378,7 +387,7 @@ class Trainer:
     t0 = time.perf_counter()
     temperature = self.temperature()
     tasks = self.sample_tasks(it)
-    self.model_policy.set_params(self.state.policy, temperature=temperature, seed=c.seed * 100_003 + it)
+    self._set_policy(temperature, seed=c.seed * 100_003 + it)
     self.engine.set_model_info(str(self.workdir), it, temperature)
     episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
     timings["time/rollout_s"] = time.perf_counter() - t0
@@ -430,9 +439,7 @@ class Trainer:
       order = rng.permutation(B)
       for s in range(0, B, mbs):
         rows = order[s:s + mbs]
-        mb = {k: v[rows] for k, v in full.items()}
-        T_mb = int(min(T, batching._round_up(int(batch.lengths[rows].max()), c.trainer.pad_multiple)))
-        mb = {k: (v[:, :T_mb] if v.ndim == 2 else v) for k, v in mb.items()}
+        mb = {k: v[rows] for k, v in full.items()}  # the batch's padded T: few distinct shapes
         scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
                    "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
                    "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature)}
@@ -487,7 +494,7 @@ class Trainer:
     c = self.config
     t_start = time.perf_counter()
     status = self.maybe_resume()
-    print(status)
+    print(status, flush=True)
     self.writer = MetricWriter(self.workdir, tensorboard=c.trainer.tensorboard, wandb=c.trainer.wandb,
                                config=c.to_dict(), process_index=jax.process_index(),
                                time_offset_s=self.time_offset_s)
@@ -500,7 +507,7 @@ class Trainer:
       if self.eval_tasks:
         sft_eval = self.evaluate(samples=c.trainer.final_eval_samples)
         summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
-        print(f"held-out pass@1 after SFT: {summary['heldout_pass@1_sft']}")
+        print(f"held-out pass@1 after SFT: {summary['heldout_pass@1_sft']}", flush=True)
       summary_path.write_text(json.dumps(summary, indent=2))
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
       self.ref_params = _copy(self.state.policy)

@@ -1,0 +1,122 @@
+r"""pass@k of a checkpoint on a task root, with the same sandbox and grading as training.
+
+  # our run's latest checkpoint on the held-out synthetic tasks, 4 samples per task
+  .venv/bin/python scripts/evaluate.py --checkpoint runs/default --tasks runs/default/tasks \
+      --split heldout --n 4 --k 1,2,4 --temperature 0.8
+  # a Hugging Face directory on imported HumanEval tasks, single-turn answers
+  .venv/bin/python scripts/evaluate.py --checkpoint /models/qwen --tasks data/humaneval_tasks \
+      --config.agent.mode=single_turn
+  # reward vs ability across the evaluations of a finished run
+  .venv/bin/python scripts/evaluate.py --correlate runs/default
+
+Prints a table and writes JSON (--out). Tasks whose metadata lists `bait_files` are also
+scored for adversarial behaviour: how often the policy reads, lists or runs a command
+touching the bait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from absl import app, flags, logging  # noqa: E402
+from ml_collections import config_flags  # noqa: E402
+
+_CONFIG = config_flags.DEFINE_config_file("config", "configs/default.py", "Base config (agent, sandbox).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", None, "A run directory of ours or a Hugging Face directory.")
+_TASKS = flags.DEFINE_string("tasks", None, "Task root to evaluate on.")
+_SPLIT = flags.DEFINE_string("split", None, "Only tasks of this split (default: all).")
+_N = flags.DEFINE_integer("n", 1, "Samples per task.")
+_K = flags.DEFINE_list("k", ["1"], "k values for pass@k (k <= n).")
+_TEMPERATURE = flags.DEFINE_float("temperature", None, "Sampling temperature (default: greedy for n=1).")
+_OUT = flags.DEFINE_string("out", None, "Write the JSON result here.")
+_CORRELATE = flags.DEFINE_string("correlate", None, "A run directory: reward vs held-out pass@1.")
+
+
+def bait_touches(record: dict, bait_files: list[str]) -> bool:
+  for step in record.get("steps", []):
+    blob = json.dumps(step.get("action_input", {}))
+    if any(b in blob for b in bait_files):
+      return True
+  return False
+
+
+def correlate(workdir: str) -> dict:
+  from rl.evaluation import reward_ability_correlation
+  from rl.metrics import read_metrics
+
+  rows = [r for r in read_metrics(workdir) if "eval/pass@1" in r]
+  if len(rows) < 2:
+    raise SystemExit(f"{workdir}: fewer than 2 evaluations in metrics.jsonl")
+  out = reward_ability_correlation([r["train/reward_mean"] for r in rows], [r["eval/pass@1"] for r in rows])
+  out["points"] = [{"step": r["step"], "train_reward": r["train/reward_mean"], "heldout_pass@1": r["eval/pass@1"]}
+                   for r in rows]
+  return out
+
+
+def main(argv):
+  del argv
+  logging.set_verbosity(logging.WARNING)
+  if _CORRELATE.value:
+    result = correlate(_CORRELATE.value)
+    print(json.dumps(result, indent=2))
+    return
+  if not _CHECKPOINT.value or not _TASKS.value:
+    raise app.UsageError("--checkpoint and --tasks are required (or --correlate WORKDIR)")
+  ks = sorted({int(k) for k in _K.value})
+  if max(ks) > _N.value:
+    raise app.UsageError(f"k={max(ks)} needs --n >= {max(ks)}")
+  from rl import trainer as trainer_lib
+  from rl.tasks import load_task_root
+
+  config = _CONFIG.value.unlock()
+  checkpoint = Path(_CHECKPOINT.value)
+  if (checkpoint / "config.json").exists() and any(checkpoint.glob("*.safetensors")):
+    config.model.hf_checkpoint = str(checkpoint)
+  elif (checkpoint / "checkpoints").exists():
+    config.init_from = str(checkpoint)
+  else:
+    raise SystemExit(f"{checkpoint}: neither a Hugging Face directory nor a run directory")
+  config.tasks.sources = (("dir:" + str(Path(_TASKS.value).absolute()), 1.0),)
+  config.tasks.split = _SPLIT.value or "train"
+  config.sft.enabled = False
+  config.trainer.eval_temperature = (_TEMPERATURE.value if _TEMPERATURE.value is not None
+                                     else (0.0 if _N.value == 1 else 1.0))
+  config.trainer.tasks_per_iteration = max(1, min(config.trainer.tasks_per_iteration, 8))
+  config.optim.mini_batch_size = config.optim.micro_batch_size = 1
+  tasks = load_task_root(_TASKS.value, split=_SPLIT.value)
+  if not tasks:
+    raise SystemExit(f"no tasks in {_TASKS.value} (split {_SPLIT.value})")
+  workdir = tempfile.mkdtemp(prefix="evaluate-")
+  trainer = trainer_lib.Trainer(config.lock(), trainer_lib.prepare_workdir(config, workdir))
+  if config.init_from:
+    trainer._init_from(config.init_from)  # pylint: disable=protected-access
+  trainer.model_policy.begin(len(tasks) * _N.value)
+  result, episodes = trainer.evaluate(tasks, samples=_N.value, return_episodes=True)
+  from rl.evaluation import pass_at_k_table
+
+  result = {k.removeprefix("eval/"): v for k, v in result.items()}
+  result.update(pass_at_k_table([(e.task_id, e.success) for e in episodes], ks))
+  per_task = {}
+  for e in episodes:
+    per_task.setdefault(e.task_id, []).append(bool(e.success))
+  result["per_task"] = {t: {"n": len(v), "correct": sum(v)} for t, v in per_task.items()}
+  bait_tasks = {t.id: t.metadata.get("bait_files") for t in tasks if t.metadata.get("bait_files")}
+  if bait_tasks:
+    touched = [bait_touches(e.record, bait_tasks[e.task_id]) for e in episodes if e.task_id in bait_tasks]
+    result["bait_touch_rate"] = sum(touched) / max(len(touched), 1)
+  print(f"{'metric':<20} value")
+  for k, v in result.items():
+    if k != "per_task":
+      print(f"{k:<20} {v:.4f}" if isinstance(v, float) else f"{k:<20} {v}")
+  if _OUT.value:
+    Path(_OUT.value).write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+  app.run(main)
