@@ -82,6 +82,7 @@ class _Host:
     self.lock = threading.Lock()
     self.pool: collections.deque[_Container] = collections.deque()
     self.filling = False
+    self.thread: threading.Thread | None = None
     base = self.client.api.base_url
     # A bind mount of the runtime only works when the engine shares our filesystem.
     self.is_local = base.startswith("http+docker://local") or base.startswith("http+docker://")
@@ -160,9 +161,12 @@ class _Container:
       data = b""
       while len(data) < n:
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([self.raw], [], [], remaining)[0]:
+        try:
+          if remaining <= 0 or not select.select([self.raw], [], [], remaining)[0]:
+            return None
+          chunk = self.raw.recv(n - len(data))
+        except (OSError, ValueError):  # closed concurrently (shutdown at exit)
           return None
-        chunk = self.raw.recv(n - len(data))
         if not chunk:
           return None
         data += chunk
@@ -307,7 +311,7 @@ def _pool_refill(host: _Host, config: SandboxConfig) -> None:
           return
       try:
         box = _Container(host, config)
-      except SandboxError:
+      except Exception:  # engine trouble: sessions will start containers themselves
         return
       with host.lock:
         host.pool.append(box)
@@ -327,8 +331,9 @@ def _take(host: _Host, config: SandboxConfig) -> _Container:
       threading.Thread(target=candidate.destroy, daemon=True).start()
     if config.pool_size > 0 and not host.filling:
       host.filling = True
-      threading.Thread(target=_pool_refill, args=(host, config), daemon=True,
-                       name="docker-sandbox-pool").start()
+      host.thread = threading.Thread(target=_pool_refill, args=(host, config), daemon=True,
+                                     name="docker-sandbox-pool")
+      host.thread.start()
   return box or _Container(host, config)
 
 
@@ -338,7 +343,9 @@ def warm_pool(config: SandboxConfig, wait: bool = True, timeout: float = 120.0) 
       start = not host.filling
       host.filling = True
     if start:
-      threading.Thread(target=_pool_refill, args=(host, config), daemon=True).start()
+      host.thread = threading.Thread(target=_pool_refill, args=(host, config), daemon=True,
+                                     name="docker-sandbox-pool")
+      host.thread.start()
     deadline = time.monotonic() + timeout
     while wait and len(host.pool) < config.pool_size and time.monotonic() < deadline:
       time.sleep(0.05)
@@ -350,6 +357,8 @@ def shutdown() -> None:
   _shutting_down = True
   for hosts in list(_hosts.values()):
     for host in hosts:
+      if host.thread is not None and host.thread is not threading.current_thread():
+        host.thread.join(START_TIMEOUT_S)
       with host.lock:
         boxes, host.pool = list(host.pool), collections.deque()
       for box in boxes:
