@@ -28,7 +28,7 @@ Array = Any  # numpy or jax array
 
 # --------------------------------------------------------------------------------------
 # Argument checks. They run on concrete arrays only (never on tracers), so they cost one
-# host-side reduction per argument and nothing inside jit.
+# reduction per argument (no copy, no compilation on CPU) and nothing inside jit.
 # --------------------------------------------------------------------------------------
 
 
@@ -40,10 +40,15 @@ def _shape(x: Array) -> tuple[int, ...]:
   return tuple(np.shape(x))
 
 
-def _all(pred_numpy, pred_jax, x: Array) -> bool:
-  if isinstance(x, jax.Array):
-    return bool(pred_jax(x))
-  return bool(pred_numpy(np.asarray(x)))
+def _values_ok(x: Array, binary: bool) -> bool:
+  """Whether a concrete array holds only 0/1 (`binary`) or only finite numbers."""
+  if isinstance(x, jax.Array) and any(d.platform != "cpu" for d in x.devices()):
+    # On an accelerator: reduce there and move one bool, not the array.
+    return bool(_jit_is_binary(x) if binary else _jit_is_finite(x))
+  a = np.asarray(x)  # zero-copy for NumPy and CPU jax arrays
+  if binary:
+    return bool(np.all((a == 0) | (a == 1)))
+  return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
 
 
 def check_array(fn: str, name: str, x: Array, *, ndim: int, shape: tuple[int, ...] | None = None,
@@ -66,15 +71,10 @@ def check_array(fn: str, name: str, x: Array, *, ndim: int, shape: tuple[int, ..
     raise ValueError(f"{fn}: {name!r} is empty (shape {_shape(x)}); empty batches are not allowed")
   if not _is_concrete(x):
     return
-  if binary:
-    ok = _all(lambda a: np.all((a == 0) | (a == 1)), _jit_is_binary, x)
-    if not ok:
-      raise ValueError(f"{fn}: {name!r} must contain only 0 and 1")
-  elif finite:
-    if np.asarray(x).dtype.kind in "fc" or isinstance(x, jax.Array):
-      ok = _all(lambda a: np.all(np.isfinite(a)), _jit_is_finite, x)
-      if not ok:
-        raise ValueError(f"{fn}: {name!r} contains NaN or infinite values")
+  if binary and not _values_ok(x, binary=True):
+    raise ValueError(f"{fn}: {name!r} must contain only 0 and 1")
+  if not binary and finite and not _values_ok(x, binary=False):
+    raise ValueError(f"{fn}: {name!r} contains NaN or infinite values")
 
 
 @jax.jit
@@ -98,17 +98,24 @@ def _float(x: Array) -> jax.Array:
   return jnp.asarray(x, jnp.float32)
 
 
-def _per_sequence(fn: str, name: str, value: Any, batch: int, lo: float, hi: float) -> jax.Array:
-  """A scalar or a [B] array of per-sequence coefficients, as a [B] float array."""
-  if np.ndim(value) == 0:
+def _per_sequence(fn: str, name: str, value: Any, batch: int, lo: float, hi: float) -> Array:
+  """A scalar or a [B] array of per-sequence coefficients, as a [B] float32 array.
+
+  Concrete values stay NumPy arrays: building these tiny vectors on the host avoids a
+  device dispatch per argument on every call.
+  """
+  if np.ndim(value) == 0 and _is_concrete(value):
     _check_scalar(fn, name, value if not hasattr(value, "item") else value.item(), lo, hi)
-    return jnp.full((batch,), float(value), jnp.float32)
+    return np.full((batch,), float(value), np.float32)
+  if np.ndim(value) == 0:
+    return jnp.full((batch,), value, jnp.float32)
   check_array(fn, name, value, ndim=1, shape=(batch,))
-  if _is_concrete(value):
-    v = np.asarray(value)
-    if np.any(v < lo) or np.any(v > hi):
-      raise ValueError(f"{fn}: {name!r} values must lie in [{lo}, {hi}]")
-  return _float(value)
+  if not _is_concrete(value):
+    return _float(value)
+  v = np.asarray(value, np.float32)
+  if np.any(v < lo) or np.any(v > hi):
+    raise ValueError(f"{fn}: {name!r} values must lie in [{lo}, {hi}]")
+  return v
 
 
 # --------------------------------------------------------------------------------------
@@ -267,7 +274,7 @@ def gae(rewards: Array, values: Array, mask: Array, *, gamma: float | Array, lam
   gamma_b = _per_sequence(fn, "gamma", gamma, batch, 0.0, 1.0)
   lam_b = _per_sequence(fn, "lam", lam, batch, 0.0, 1.0)
   if bootstrap_values is None:
-    bootstrap = jnp.zeros((batch,), jnp.float32)
+    bootstrap = np.zeros((batch,), np.float32)
   else:
     check_array(fn, "bootstrap_values", bootstrap_values, ndim=1, shape=(batch,))
     bootstrap = _float(bootstrap_values)
