@@ -254,8 +254,15 @@ def host_list_files(root: str, path: str = ".") -> list[str]:
   return sorted(out)
 
 
+def _copy_regular_only(src: str, dst: str) -> None:
+  # FIFOs, sockets and devices made by sandboxed code are skipped: opening a FIFO to copy it
+  # would block the host forever.
+  if stat.S_ISREG(os.lstat(src).st_mode):
+    shutil.copy2(src, dst)
+
+
 def copy_tree(src: str, dst: str) -> None:
   """Copies a workspace directory tree, keeping symlinks as symlinks (never following them)."""
   if not os.path.isdir(src):
     raise SandboxError(f"workspace directory does not exist: {src!r}")
-  shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)
+  shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True, copy_function=_copy_regular_only)

@@ -28,7 +28,8 @@ RUNTIME = "/opt/rlcoder"  # read-only runtime files inside every backend
 GRADING_DIR = ".rlcoder_grading"  # inside the graded copy: junit XML, audit log, configs
 SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py"}
 INI_WITH_PYTEST_SECTIONS = {"setup.cfg": ("pytest", "tool:pytest"), "tox.ini": ("pytest",)}
-EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits")
+EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits",
+                  "grading_files")
 PASS = "passed"
 MAX_JUNIT_BYTES = 32 * 1024 * 1024
 LOG_TAIL_CHARS = 4000
@@ -54,11 +55,14 @@ class TestReport:
   exit_code: int | None = None
   # Expected ids without an explicit pass (missing, skipped, xfailed, failed, error).
   not_passed: list[str] = dataclasses.field(default_factory=list)
+  # Code under test opened the grading files (junit report, audit log): the report is void.
+  tampered: bool = False
 
   @property
   def all_passed(self) -> bool:
     return (self.total > 0 and self.passed == self.total and not self.collection_errors
-            and not self.timed_out and self.failed == 0 and self.errors == 0)
+            and not self.timed_out and self.failed == 0 and self.errors == 0
+            and not self.tampered)
 
   def to_dict(self) -> dict[str, Any]:
     d = dataclasses.asdict(self)
@@ -265,7 +269,8 @@ def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
   dest = os.path.normpath(hidden_tests_dest)
   surface = [f"{WORKSPACE}/{p}" for p in hidden_files]
   return {"log": f"{WORKSPACE}/{GRADING_DIR}/audit.jsonl", "workspace": WORKSPACE,
-          "tests_dir": WORKSPACE if dest == "." else f"{WORKSPACE}/{dest}", "surface": surface}
+          "tests_dir": WORKSPACE if dest == "." else f"{WORKSPACE}/{dest}", "surface": surface,
+          "grading_dir": f"{WORKSPACE}/{GRADING_DIR}"}
 
 
 def _grading_env() -> dict[str, str]:
@@ -321,7 +326,8 @@ def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "t
       evidence = _read_evidence(session, set(hidden_files))
   report = TestReport(timed_out=result.timed_out, exit_code=result.exit_code,
                       duration_s=time.monotonic() - start, runtime_evidence=evidence,
-                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:])
+                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:],
+                      tampered=bool(evidence["grading_files"]))
   raw: dict[tuple[str, str], str] = {}
   files: dict = {}
   if xml_text:

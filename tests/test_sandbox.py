@@ -97,6 +97,13 @@ def test_symlink_made_inside_sandbox_is_refused(workspace, tmp_path):
   assert outside.read_text() == "host data"
 
 
+def test_fifo_in_workspace_does_not_hang_export(workspace, tmp_path):
+  with open_session(workspace, CONFIG) as s:
+    s.exec("mkfifo trap.fifo && echo made")
+    s.export_workspace(str(tmp_path / "out"))
+  assert sorted(os.listdir(tmp_path / "out")) == ["mod.py", "pkg", "tests"]
+
+
 def test_timeout_kills_setsid_escapees(workspace):
   marker = f"{uuid.uuid4().int % 10**6 + 1000}.{os.getpid() % 997}"
   with open_session(workspace, CONFIG) as s:

@@ -60,6 +60,9 @@ def _hook(event, args):
         tests_dir = _state["tests_dir"]
         if full == tests_dir.rstrip(os.sep) or full.startswith(tests_dir):
           _record("hidden_test_reads", {"event": event, "path": full})
+        elif _state["grading_dir"] and full.startswith(_state["grading_dir"]):
+          # The junit report and this log: code under test has no business there.
+          _record("grading_files", {"event": event, "path": full})
     elif event in SOCKET_EVENTS:
       _record("sockets", {"event": event, "args": repr(args)[:200]})
     elif event in SPAWN_EVENTS:
@@ -87,10 +90,11 @@ def _wrap_exit(module, name):
   setattr(module, name, exit_wrapper)
 
 
-def install(log_path, workspace, tests_dir, surface=()):
+def install(log_path, workspace, tests_dir, surface=(), grading_dir=None):
   if _state:
     return
-  _state.update(workspace=os.path.abspath(workspace), tests_dir=os.path.abspath(tests_dir) + os.sep,
+  _state.update(grading_dir=os.path.abspath(grading_dir) + os.sep if grading_dir else None,
+                workspace=os.path.abspath(workspace), tests_dir=os.path.abspath(tests_dir) + os.sep,
                 surface=set(surface), counts={}, busy=False,
                 fd=os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644))
   _wrap_exit(os, "_exit")
@@ -101,4 +105,5 @@ def install(log_path, workspace, tests_dir, surface=()):
 def install_from_env():
   with open(os.environ["RLCODER_AUDIT_CONFIG"]) as f:
     config = json.load(f)
-  install(config["log"], config["workspace"], config["tests_dir"], config.get("surface", ()))
+  install(config["log"], config["workspace"], config["tests_dir"], config.get("surface", ()),
+          config.get("grading_dir"))
