@@ -83,6 +83,10 @@ def _bucket(n: int, minimum: int = 8) -> int:
   return size
 
 
+def _round_up(n: int, multiple: int) -> int:
+  return max(multiple, -(-n // multiple) * multiple)
+
+
 def _filter_logits(logits: Array, top_k: int, top_p: Array | None) -> Array:
   """Masks logits outside the top-k set and the top-p nucleus with -inf."""
   neg = jnp.finfo(logits.dtype).min
@@ -192,11 +196,15 @@ class Sampler:
     overflow: "error" raises CacheOverflowError when a row's tokens do not fit; "truncate" keeps
       what fits, shortens the decode budget and reports finish_reason "cache_full".
     pad_id: the id used to pad chunks (never attended to).
+    cache_dtype: KV cache dtype (default: the model's activation dtype).
+    min_chunk: appended chunks are padded to a power of two >= this; larger values mean fewer
+      compiled shapes, smaller ones less padding work per turn.
   """
 
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
                stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
-               overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None):
+               overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None,
+               min_chunk: int = 16):
     if overflow not in OVERFLOW_MODES:
       raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
     if max_cache_len < 2:
@@ -207,16 +215,21 @@ class Sampler:
     self.overflow = overflow
     self.pad_id = int(pad_id)
     self.cache_dtype = cache_dtype
+    self.min_chunk = int(min_chunk)
     ids = [int(i) for i in stop_token_ids]
     seqs = [list(map(int, s)) for s in stop_sequences]
     if any(len(s) == 0 for s in seqs):
       raise ValueError("stop sequences must not be empty")
     ids += [s[0] for s in seqs if len(s) == 1]  # one-token sequences are plain stop ids
     seqs = [s for s in seqs if len(s) > 1]
-    self.stop_ids = jnp.asarray(sorted(set(ids)) or [-1], jnp.int32)
-    width = max((len(s) for s in seqs), default=1)
-    self.stop_seqs = jnp.asarray(
-        np.array([[-1] * (width - len(s)) + s for s in seqs], np.int32).reshape(len(seqs), width))
+    # Padded to fixed sizes so that changing stop conditions does not recompile: -1 never
+    # matches a token id; rows of -3 never match (generated-token windows start at -2).
+    ids = sorted(set(ids))
+    self.stop_ids = jnp.asarray(ids + [-1] * (_round_up(len(ids), 8) - len(ids)), jnp.int32)
+    width = _round_up(max((len(s) for s in seqs), default=1), 4)
+    rows = [[-1] * (width - len(s)) + s for s in seqs]
+    rows += [[-3] * width] * (_round_up(len(rows), 4) - len(rows))
+    self.stop_seqs = jnp.asarray(np.array(rows, np.int32).reshape(len(rows), width))
 
   def update_params(self, model_or_state: Any) -> None:
     """Swaps in new policy weights (a Transformer or an nnx State of the same graph)."""
@@ -262,7 +275,7 @@ class Sampler:
       if not full[b]:
         active[b] = True
         budget[b] = min(max_new_tokens, room - len(append))
-    width = _bucket(max(len(r) for r in rows) if rows else 1)
+    width = _bucket(max(len(r) for r in rows) if rows else 1, self.min_chunk)
     chunk = np.full((conv.batch_size, width), self.pad_id, np.int32)
     for b, r in enumerate(rows):
       chunk[b, :len(r)] = r

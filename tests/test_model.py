@@ -10,6 +10,21 @@ from rl.model import (KVCache, ModelConfig, Transformer, chunked_logprobs_entrop
                       forward, init_model, make_critic, tiny_config, token_logprobs, token_values)
 
 
+@nnx.jit
+def _logits(model, ids, mask=None):
+  return model(ids, attention_mask=mask)
+
+
+@nnx.jit
+def _hidden(model, ids, cache=None, num_new=None):
+  return model.hidden_states(ids, cache=cache, num_new=num_new)
+
+
+@nnx.jit(static_argnames=("chunk",))
+def _token_outputs(model, ids, chunk):
+  return token_logprobs(model, ids, chunk=chunk, with_values=True)
+
+
 @pytest.fixture(scope="module")
 def model():
   return init_model(tiny_config("test", value_head="shared"), seed=3)
@@ -27,30 +42,30 @@ def test_logits_shape_and_determinism(model, ids):
   assert logits.shape == (2, 12, 4096) and logits.dtype == jnp.float32
   np.testing.assert_array_equal(np.asarray(logits), np.asarray(fwd(graphdef, state, ids)))
   other = init_model(tiny_config("test"), seed=4)
-  assert not np.allclose(np.asarray(other(ids)), np.asarray(logits))
+  assert not np.allclose(np.asarray(_logits(other, ids)), np.asarray(logits))
 
 
 def test_causality_and_padding(model, ids):
-  full = np.asarray(model(ids))
+  full = np.asarray(_logits(model, ids))
   changed = ids.copy()
   changed[:, 8:] = (changed[:, 8:] + 1) % 4096
-  np.testing.assert_allclose(np.asarray(model(changed))[:, :8], full[:, :8], atol=1e-5)
+  np.testing.assert_allclose(np.asarray(_logits(model, changed))[:, :8], full[:, :8], atol=1e-5)
   # Left padding with a mask gives the same logits as the unpadded sequence.
   padded = np.concatenate([np.zeros((2, 3), np.int32), ids], 1)
   mask = np.concatenate([np.zeros((2, 3), np.int32), np.ones_like(ids)], 1)
-  np.testing.assert_allclose(np.asarray(model(padded, attention_mask=mask))[:, 3:], full, atol=1e-5)
+  np.testing.assert_allclose(np.asarray(_logits(model, padded, mask))[:, 3:], full, atol=1e-5)
 
 
 def test_kv_cache_chunks_equal_full_forward(model, ids):
-  full, _ = model.hidden_states(ids)
+  full, _ = _hidden(model, ids)
   cache = KVCache.create(model.config, 2, 16)
   # Row 0 appends 5 then 7 tokens, row 1 appends 9 then 3: per-row lengths in one cache.
   first = np.zeros((2, 9), np.int32)
   first[0, :5], first[1, :9] = ids[0, :5], ids[1, :9]
-  h1, cache = model.hidden_states(first, cache=cache, num_new=jnp.array([5, 9]))
+  h1, cache = _hidden(model, first, cache, jnp.array([5, 9]))
   second = np.zeros((2, 7), np.int32)
   second[0, :7], second[1, :3] = ids[0, 5:], ids[1, 9:]
-  h2, cache = model.hidden_states(second, cache=cache, num_new=jnp.array([7, 3]))
+  h2, cache = _hidden(model, second, cache, jnp.array([7, 3]))
   np.testing.assert_array_equal(np.asarray(cache.lengths), [12, 12])
   row0 = np.concatenate([h1[0, :5], h2[0, :7]])
   row1 = np.concatenate([h1[1, :9], h2[1, :3]])
@@ -60,8 +75,8 @@ def test_kv_cache_chunks_equal_full_forward(model, ids):
 
 @pytest.mark.parametrize("chunk", [1, 5, 64])
 def test_chunked_logprobs_match_full_softmax(model, ids, chunk):
-  out = token_logprobs(model, ids, chunk=chunk, with_values=True)
-  logp_all = jax.nn.log_softmax(model(ids)[:, :-1], axis=-1)
+  out = _token_outputs(model, ids, chunk)
+  logp_all = jax.nn.log_softmax(_logits(model, ids)[:, :-1], axis=-1)
   expected = jnp.take_along_axis(logp_all, ids[:, 1:, None], axis=-1)[..., 0]
   np.testing.assert_allclose(out["logprobs"][:, 1:], expected, atol=1e-5)
   entropy = -(jnp.exp(logp_all) * logp_all).sum(-1)
@@ -70,7 +85,7 @@ def test_chunked_logprobs_match_full_softmax(model, ids, chunk):
 
 
 def test_chunked_gradient_matches_dense(model, ids):
-  hidden, _ = model.hidden_states(ids)
+  hidden, _ = _hidden(model, ids)
   w = model.unembedding()
 
   def chunked(h):
@@ -86,7 +101,7 @@ def test_chunked_gradient_matches_dense(model, ids):
 def test_values_read_from_predicting_hidden_state(model, ids):
   model.value_head.set_value(jnp.linspace(-1, 1, model.config.hidden_size))
   model.value_bias.set_value(jnp.asarray(0.25))
-  hidden, _ = model.hidden_states(ids)
+  hidden, _ = _hidden(model, ids)
   values = token_values(model, ids)
   np.testing.assert_allclose(values[:, 1:], hidden[:, :-1] @ model.value_head.get_value() + 0.25,
                              atol=1e-5)
@@ -100,8 +115,8 @@ def test_separate_critic_copies_trunk(model, ids):
   critic = make_critic(model.config.replace(value_head="none"), seed=9)
   assert not critic.has_lm_head and critic.config.value_head == "shared"
   copy_trunk(model, critic)
-  policy_hidden, _ = model.hidden_states(ids)
-  critic_hidden, _ = critic.hidden_states(ids)
+  policy_hidden, _ = _hidden(model, ids)
+  critic_hidden, _ = _hidden(critic, ids)
   np.testing.assert_array_equal(np.asarray(policy_hidden), np.asarray(critic_hidden))
   np.testing.assert_array_equal(np.asarray(token_values(critic, ids)), 0.0)  # fresh head
   with pytest.raises(ValueError, match="without an lm_head"):
@@ -146,3 +161,20 @@ def test_bad_config(bad, match):
     tiny_config("test", **bad)
   with pytest.raises(ValueError, match="unknown tiny model preset"):
     tiny_config("huge")
+
+
+def test_build_from_config():
+  from configs.default import get_config
+  from rl.model import build_from_config
+  config = get_config()
+  with config.unlocked():
+    config.model.tiny = "test"
+  policy, critic, tokenizer = build_from_config(config)
+  assert policy.config.vocab_size == len(tokenizer) == 4096
+  assert policy.config.value_head == "none" and critic.config.value_head == "shared"
+  np.testing.assert_array_equal(np.asarray(critic.layers[0].mlp.up_proj.get_value()),
+                                np.asarray(policy.layers[0].mlp.up_proj.get_value()))
+  with config.unlocked():
+    config.model.value_head = "shared"
+  policy, critic, _ = build_from_config(config)
+  assert critic is None and policy.config.value_head == "shared"

@@ -5,6 +5,7 @@ import os
 import jax
 import numpy as np
 import pytest
+from flax import nnx
 
 from rl.model import init_model, load_hf_checkpoint, tiny_config, token_logprobs
 from rl.sampling import CacheOverflowError, Sampler
@@ -19,7 +20,12 @@ def qwen():
 
 @pytest.fixture(scope="module")
 def sampler(qwen):
-  return Sampler(qwen, max_cache_len=48)
+  return Sampler(qwen, max_cache_len=48, min_chunk=32)  # one compiled chunk shape
+
+
+@nnx.jit
+def _logprobs(model, ids, mask, temperature):
+  return token_logprobs(model, ids, mask, temperature=temperature)["logprobs"]
 
 
 def _prompts(n=3, seed=0):
@@ -29,14 +35,13 @@ def _prompts(n=3, seed=0):
 
 @pytest.mark.parametrize("name", ["hf_qwen2", "hf_llama"])
 def test_greedy_matches_transformers_generate(name):
-  model = qwen_model = load_hf_checkpoint(os.path.join(FIXTURES, name))
+  model = load_hf_checkpoint(os.path.join(FIXTURES, name))
   ids = np.load(os.path.join(FIXTURES, name, "reference_input_ids.npy"))[:, :6]
   expected = np.load(os.path.join(FIXTURES, name, "reference_greedy.npy"))
-  out = Sampler(qwen_model, max_cache_len=32).sample(
+  out = Sampler(model, max_cache_len=48).sample(
       ids.tolist(), max_new_tokens=8, rng=jax.random.key(0), temperature=0)
   assert out.tokens == expected.tolist()
   assert out.finish_reasons == ["length", "length"]
-  del model
 
 
 def test_multi_turn_equals_re_prefill(sampler):
@@ -45,9 +50,9 @@ def test_multi_turn_equals_re_prefill(sampler):
   turns = [prompts, [[7, 8, 9], None, [11]], [[12], [13, 14, 15, 16], None]]
   for i, new in enumerate(turns):
     before = [list(h) for h in conv.history]
-    out = sampler.generate(conv, new, max_new_tokens=5, rng=jax.random.key(i), temperature=0)
+    out = sampler.generate(conv, new, max_new_tokens=8, rng=jax.random.key(i), temperature=0)
     fresh = sampler.sample([before[b] + list(new[b]) if new[b] is not None else [1]
-                            for b in range(3)], max_new_tokens=5, rng=jax.random.key(9),
+                            for b in range(3)], max_new_tokens=8, rng=jax.random.key(9),
                            temperature=0)
     for b in range(3):
       if new[b] is None:
@@ -56,47 +61,60 @@ def test_multi_turn_equals_re_prefill(sampler):
         assert out.tokens[b] == fresh.tokens[b], (i, b)
   np.testing.assert_array_equal(conv.lengths, np.asarray(conv.cache.lengths))
   assert all(len(h) == n + 1 for h, n in zip(conv.history, conv.lengths))  # +1 pending token
+  # A finished episode's row is reused for a new one; the other rows keep their history.
+  conv.reset([1])
+  out = sampler.generate(conv, [None, prompts[0], None], max_new_tokens=8, rng=jax.random.key(0),
+                         temperature=0)
+  fresh = sampler.sample([prompts[0]] * 3, max_new_tokens=8, rng=jax.random.key(0),
+                         temperature=0)
+  assert out.tokens[1] == fresh.tokens[0] and conv.history[1] == prompts[0] + fresh.tokens[0]
 
 
 @pytest.mark.parametrize("temperature, top_p", [(1.0, 1.0), (0.7, 0.9)])
 def test_sampler_logprobs_match_training_forward(sampler, qwen, temperature, top_p):
   prompts = _prompts(seed=1)
-  out = sampler.sample(prompts, max_new_tokens=10, rng=jax.random.key(3),
+  out = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(3),
                        temperature=temperature, top_p=top_p)
-  for prompt, tokens, logprobs in zip(prompts, out.tokens, out.logprobs):
-    ids = np.asarray([prompt + tokens], np.int32)
-    recomputed = token_logprobs(qwen, ids, temperature=temperature)["logprobs"][0, len(prompt):]
-    np.testing.assert_allclose(logprobs, recomputed, atol=2e-5)
+  # One padded batch (one compile) instead of a forward per row.
+  ids = np.zeros((len(prompts), 24), np.int32)
+  mask = np.zeros_like(ids)
+  for b, (prompt, tokens) in enumerate(zip(prompts, out.tokens)):
+    ids[b, :len(prompt) + len(tokens)] = prompt + tokens
+    mask[b, :len(prompt) + len(tokens)] = 1
+  recomputed = np.asarray(_logprobs(qwen, ids, mask, temperature))
+  for b, (prompt, logprobs) in enumerate(zip(prompts, out.logprobs)):
+    np.testing.assert_allclose(logprobs, recomputed[b, len(prompt):len(prompt) + len(logprobs)],
+                               atol=2e-5)
 
 
 def test_rng_and_top_k(sampler):
   prompts = _prompts(seed=2)
-  a = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(0))
-  b = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(0))
-  c = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(1))
+  a = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(0))
+  b = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(0))
+  c = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(1))
   assert a.tokens == b.tokens and a.tokens != c.tokens
-  greedy = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(0), temperature=0)
-  top1 = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(5), top_k=1)
-  nucleus = sampler.sample(prompts, max_new_tokens=6, rng=jax.random.key(6), top_p=1e-6)
+  greedy = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(0), temperature=0)
+  top1 = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(5), top_k=1)
+  nucleus = sampler.sample(prompts, max_new_tokens=8, rng=jax.random.key(6), top_p=1e-6)
   assert top1.tokens == greedy.tokens == nucleus.tokens
 
 
 def test_stop_ids_and_stop_sequences(qwen):
   prompts = _prompts(seed=4)
-  plain = Sampler(qwen, max_cache_len=48).sample(prompts, max_new_tokens=12,
+  plain = Sampler(qwen, max_cache_len=48).sample(prompts, max_new_tokens=8,
                                                 rng=jax.random.key(0), temperature=0)
   row = plain.tokens[0]
   stop = row[3]
   by_id = Sampler(qwen, max_cache_len=48, stop_token_ids=[stop]).sample(
-      prompts, max_new_tokens=12, rng=jax.random.key(0), temperature=0)
+      prompts, max_new_tokens=8, rng=jax.random.key(0), temperature=0)
   assert by_id.tokens[0] == row[:row.index(stop) + 1] and by_id.finish_reasons[0] == "stop"
   sequence = row[4:6]
   first = next(i for i in range(1, len(row)) if row[i - 1:i + 1] == sequence)
   by_seq = Sampler(qwen, max_cache_len=48, stop_sequences=[sequence]).sample(
-      prompts, max_new_tokens=12, rng=jax.random.key(0), temperature=0)
+      prompts, max_new_tokens=8, rng=jax.random.key(0), temperature=0)
   assert by_seq.tokens[0] == row[:first + 1] and by_seq.finish_reasons[0] == "stop"
   for b in (1, 2):  # other rows stop only on their own matches
-    if sequence not in [plain.tokens[b][i:i + 2] for i in range(11)]:
+    if sequence not in [plain.tokens[b][i:i + 2] for i in range(7)]:
       assert by_seq.tokens[b] == plain.tokens[b]
 
 
@@ -109,7 +127,6 @@ def test_tool_call_end_is_a_stop_for_the_tiny_tokenizer():
                     stop_sequences=[end])
   assert end[0] in np.asarray(sampler.stop_ids).tolist()
   # Make </tool_call> the argmax everywhere: the first generated token ends the turn.
-  bias = np.zeros(model.config.hidden_size, np.float32)
   embed = np.asarray(model.embed_tokens.get_value()).copy()
   embed[end[0]] = 50.0 * np.sign(embed.mean(0) + 1e-6)
   model.embed_tokens.set_value(embed)
@@ -119,16 +136,15 @@ def test_tool_call_end_is_a_stop_for_the_tiny_tokenizer():
   out = sampler.sample([tokenizer.encode(prompt, add_special_tokens=False)], max_new_tokens=8,
                        rng=jax.random.key(0), temperature=0)
   assert out.tokens == [end] and out.finish_reasons == ["stop"]
-  del bias
 
 
 def test_cache_overflow_error_and_truncation(qwen):
   strict = Sampler(qwen, max_cache_len=16)
   with pytest.raises(CacheOverflowError, match="row 1.*max_cache_len=16"):
-    strict.sample([[5] * 4, [5] * 12], max_new_tokens=6, rng=jax.random.key(0))
+    strict.sample([[5] * 4, [5] * 12], max_new_tokens=8, rng=jax.random.key(0))
   lenient = Sampler(qwen, max_cache_len=16, overflow="truncate")
-  out = lenient.sample([[5] * 4, [5] * 12, [5] * 20], max_new_tokens=6, rng=jax.random.key(0))
-  assert [len(t) for t in out.tokens] == [6, 4, 0]
+  out = lenient.sample([[5] * 4, [5] * 12, [5] * 20], max_new_tokens=8, rng=jax.random.key(0))
+  assert [len(t) for t in out.tokens] == [8, 4, 0]
   assert out.finish_reasons == ["length", "cache_full", "cache_full"]
   with pytest.raises(ValueError, match="overflow must be one of"):
     Sampler(qwen, overflow="drop")
