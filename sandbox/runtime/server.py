@@ -93,6 +93,34 @@ def _preimport_pytest() -> bool:
     return False
 
 
+def _warm_up_pytest() -> None:
+  """Runs pytest once on a throw-away test so its lazy imports and caches are warm.
+
+  pytest is built to run repeatedly in one process (it restores capture, warnings, logging
+  and import hooks at the end); the directory lives in this sandbox's private /tmp and is
+  deleted before any session can use the sandbox.
+  """
+  import shutil
+  import tempfile
+  import pytest
+  here = os.getcwd()
+  tmp = tempfile.mkdtemp(prefix="rlcoder-warmup-")
+  try:
+    with open(os.path.join(tmp, "test_warmup.py"), "w") as f:
+      f.write("import pytest\n\n@pytest.mark.parametrize('x', [1])\ndef test_warmup(x, tmp_path):\n"
+              "  assert x == 1\n")
+    os.chdir(tmp)
+    pytest.main(["-q", "-p", "no:cacheprovider", "--junitxml", os.path.join(tmp, "j.xml"), tmp])
+  except BaseException:
+    pass
+  finally:
+    os.chdir(here)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for name in list(sys.modules):
+      if name == "test_warmup" or name.startswith("test_warmup."):
+        del sys.modules[name]
+
+
 def _silence_preimport_warnings() -> None:
   """pytest warns that plugins imported by the server cannot be assertion-rewritten.
 
@@ -388,6 +416,8 @@ def main() -> None:
     os.dup2(devnull, fd)
   _set_not_dumpable()
   warm = os.environ.get("RLCODER_FORK_SERVER") == "1" and _preimport_pytest()
+  if warm:
+    _warm_up_pytest()
   # Everything imported so far lives for the server's lifetime: freezing it keeps the
   # children's garbage collections (pytest runs several) from walking, and copy-on-write
   # faulting, the whole pre-imported heap.
