@@ -116,6 +116,9 @@ def _warm_up_pytest() -> None:
   finally:
     os.chdir(here)
     shutil.rmtree(tmp, ignore_errors=True)
+    import glob
+    for leftover in glob.glob(os.path.join(tempfile.gettempdir(), "pytest-of-*")):
+      shutil.rmtree(leftover, ignore_errors=True)  # tmp_path's base directory
     for name in list(sys.modules):
       if name == "test_warmup" or name.startswith("test_warmup."):
         del sys.modules[name]
