@@ -1,6 +1,8 @@
 r"""Turns ablation runs into a Markdown table: mean ± standard error over seeds, deltas against
 each ablation's baseline, the papers' reference numbers beside ours, and trajectory-length
 statistics (P10/P90 and their ratio, the spread that motivates PPO's critic over GRPO).
+Lengths are the trainer's logged `length/tokens_p*` (averaged over iterations) when present,
+else pooled from the logged episodes.
 
   .venv/bin/python scripts/ablation_table.py runs/ablations               # print the table
   .venv/bin/python scripts/ablation_table.py runs/ablations --out docs/ablations.md --json runs/table.json
@@ -93,12 +95,14 @@ def run_values(run_dir: pathlib.Path, *, last_frac: float = 0.1) -> dict[str, fl
       vals = series
     if vals:
       out[column] = float(np.mean(vals))
-  lengths = trajectory_lengths(run_dir)
-  if lengths:
-    p10, p50, p90 = np.percentile(lengths, [10, 50, 90])
-  else:  # per-iteration percentiles logged by the trainer, averaged over the run
-    p10, p50, p90 = (np.mean(_finite(r.get(f"length/tokens_{p}") for r in rows) or [np.nan])
-                     for p in ("p10", "p50", "p90"))
+  # Prefer the trainer's own per-iteration percentiles (whole sequences, prompt included, as
+  # trained on), averaged over the run; else pool the logged episodes' action+observation tokens.
+  logged = [_finite(r.get(f"length/tokens_{p}") for r in rows) for p in ("p10", "p50", "p90")]
+  if all(logged):
+    p10, p50, p90 = (float(np.mean(v)) for v in logged)
+  else:
+    lengths = trajectory_lengths(run_dir)
+    p10, p50, p90 = np.percentile(lengths, [10, 50, 90]) if lengths else (np.nan, np.nan, np.nan)
   if not math.isnan(p10) and not math.isnan(p90):
     out.update({"len p10": float(p10), "len p50": float(p50), "len p90": float(p90),
                 "len p90/p10": float(p90 / max(p10, 1.0))})
@@ -196,7 +200,8 @@ def to_markdown(table: dict[str, dict]) -> str:
   lines.append("")
   lines.append("Mean ± standard error over seeds (no ± with one seed). reward and success: mean over the "
                "last 10% of iterations; eval pass@1: last evaluation; flag rate: mean over the run; "
-               "tokens: episode lengths pooled over the run.")
+               "tokens: the trainer's per-iteration length percentiles averaged over the run (else episode "
+               "lengths pooled from the trajectory logs).")
   return "\n".join(lines) + "\n"
 
 

@@ -30,8 +30,9 @@ def fake_run(run_dir: pathlib.Path, rewards, success, *, pass1=None, heldout=Non
   with open(run_dir / "metrics.jsonl", "w") as f:
     for step, (r, s) in enumerate(zip(rewards, success)):
       row = {"step": step, "time_s": step * 1.5, "train/reward_mean": r, "train/success_rate": s,
-             "antihack/flag_rate": flag, "length/tokens_p10": 10.0, "length/tokens_p50": 20.0,
-             "length/tokens_p90": 40.0}
+             "antihack/flag_rate": flag}
+      if lengths is None:  # the trainer's own percentiles; else only the trajectory logs have lengths
+        row.update({"length/tokens_p10": 10.0, "length/tokens_p50": 20.0, "length/tokens_p90": 40.0})
       if pass1 is not None and step == len(rewards) - 1:
         row["eval/pass@1"] = pass1
       f.write(json.dumps(row) + "\n")
