@@ -24,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 import weakref
 from typing import Mapping
 
@@ -171,32 +172,75 @@ def _remove_stale_cgroups() -> None:
       pass
 
 
-class _Cgroups:
-  """cgroup v1 pids + memory groups for one sandbox, when the host lets us create them."""
+def cgroup_mode(root: str | None = None) -> str | None:
+  """"v2" (unified hierarchy), "v1" (pids/memory controllers mounted), or None."""
+  root = root or CGROUP_ROOT
+  if os.path.exists(os.path.join(root, "cgroup.controllers")):
+    return "v2"
+  if any(os.path.exists(os.path.join(root, c, "tasks")) for c in ("pids", "memory")):
+    return "v1"
+  return None
 
-  def __init__(self, name: str, config: SandboxConfig):
+
+class _Cgroups:
+  """pids + memory cgroups for one sandbox (v1 or v2), when the host lets us create them.
+
+  `paths` maps a controller to its group directory (the same directory for both on v2).
+  """
+
+  def __init__(self, name: str, config: SandboxConfig, root: str | None = None):
     _remove_stale_cgroups()
+    self.root = root or CGROUP_ROOT
+    self.mode = cgroup_mode(self.root)
     self.paths: dict[str, str] = {}
+    try:
+      if self.mode == "v1":
+        self._create_v1(name, config)
+      elif self.mode == "v2":
+        self._create_v2(name, config)
+    except OSError:
+      self.remove()
+      self.paths = {}
+
+  def _create_v1(self, name: str, config: SandboxConfig) -> None:
     for controller in ("pids", "memory"):
-      parent = os.path.join(CGROUP_ROOT, controller, CGROUP_PARENT)
-      path = os.path.join(parent, name)
+      if not os.path.exists(os.path.join(self.root, controller, "tasks")):
+        continue
+      path = os.path.join(self.root, controller, CGROUP_PARENT, name)
       try:
         os.makedirs(path, exist_ok=True)
       except OSError:
         continue
       self.paths[controller] = path
-    try:
-      if "pids" in self.paths:
-        # Room for bwrap's init and the command server on top of the command's processes.
-        self._write("pids", "pids.max", str(config.max_procs + 4))
-      if "memory" in self.paths:
-        limit = (config.memory_mb + 96) * 1024 * 1024
-        self._write("memory", "memory.limit_in_bytes", str(limit))
-        if os.path.exists(os.path.join(self.paths["memory"], "memory.memsw.limit_in_bytes")):
-          self._write("memory", "memory.memsw.limit_in_bytes", str(limit))
-    except OSError:
-      self.remove()
-      self.paths = {}
+    if "pids" in self.paths:
+      # Room for bwrap's init and the command server on top of the command's processes.
+      self._write("pids", "pids.max", str(config.max_procs + 4))
+    if "memory" in self.paths:
+      limit = str((config.memory_mb + 96) * 1024 * 1024)
+      self._write("memory", "memory.limit_in_bytes", limit)
+      if os.path.exists(os.path.join(self.paths["memory"], "memory.memsw.limit_in_bytes")):
+        self._write("memory", "memory.memsw.limit_in_bytes", limit)
+
+  def _create_v2(self, name: str, config: SandboxConfig) -> None:
+    parent = os.path.join(self.root, CGROUP_PARENT)
+    os.makedirs(parent, exist_ok=True)
+    # Controllers must be enabled top-down; the root cgroup is exempt from the
+    # no-internal-processes rule and our parent group holds no processes.
+    for group in (self.root, parent):
+      with open(os.path.join(group, "cgroup.subtree_control")) as f:
+        enabled = set(f.read().split())
+      missing = [c for c in ("pids", "memory") if c not in enabled]
+      if missing:
+        with open(os.path.join(group, "cgroup.subtree_control"), "w") as f:
+          f.write(" ".join("+" + c for c in missing))
+    path = os.path.join(parent, name)
+    os.makedirs(path, exist_ok=True)
+    self.paths = {"pids": path, "memory": path}
+    self._write("pids", "pids.max", str(config.max_procs + 4))
+    limit = str((config.memory_mb + 96) * 1024 * 1024)
+    self._write("memory", "memory.max", limit)
+    if os.path.exists(os.path.join(path, "memory.swap.max")):
+      self._write("memory", "memory.swap.max", "0")
 
   def _write(self, controller: str, name: str, value: str) -> None:
     with open(os.path.join(self.paths[controller], name), "w") as f:
@@ -204,38 +248,37 @@ class _Cgroups:
 
   def join_current_process(self) -> None:
     """Runs in the forked child before exec, so bwrap and all its descendants are inside."""
-    for path in self.paths.values():
+    for path in set(self.paths.values()):
       with open(os.path.join(path, "cgroup.procs"), "w") as f:
         f.write(str(os.getpid()))
 
-  def oom_kills(self) -> int:
-    if "memory" not in self.paths:
+  def _counter(self, controller: str, v1_file: str, v2_file: str, key: str) -> int:
+    if controller not in self.paths:
       return 0
+    name = v2_file if self.mode == "v2" else v1_file
     try:
-      with open(os.path.join(self.paths["memory"], "memory.oom_control")) as f:
+      with open(os.path.join(self.paths[controller], name)) as f:
         for line in f:
-          if line.startswith("oom_kill "):
-            return int(line.split()[1])
-    except OSError:
+          parts = line.split()
+          if len(parts) == 2 and parts[0] == key:
+            return int(parts[1])
+    except (OSError, ValueError):
       pass
     return 0
 
+  def oom_kills(self) -> int:
+    return self._counter("memory", "memory.oom_control", "memory.events", "oom_kill")
+
   def pids_max_events(self) -> int:
-    if "pids" not in self.paths:
-      return 0
-    try:
-      with open(os.path.join(self.paths["pids"], "pids.events")) as f:
-        return int(f.read().split()[1])
-    except (OSError, IndexError, ValueError):
-      return 0
+    return self._counter("pids", "pids.events", "pids.events", "max")
 
   def kill_all(self) -> None:
-    for path in self.paths.values():
+    for path in set(self.paths.values()):
       for _ in range(50):
         try:
           with open(os.path.join(path, "cgroup.procs")) as f:
             pids = [int(p) for p in f.read().split()]
-        except OSError:
+        except (OSError, ValueError):
           break
         if not pids:
           break
@@ -247,7 +290,7 @@ class _Cgroups:
         time.sleep(0.005)
 
   def remove(self) -> None:
-    for path in self.paths.values():
+    for path in set(self.paths.values()):
       for attempt in range(100):
         try:
           os.rmdir(path)
@@ -259,6 +302,18 @@ class _Cgroups:
             _stale_cgroups.add(path)
             break
           time.sleep(0.01)
+
+
+_warned_root = False
+
+
+def _warn_root_without_cgroups() -> None:
+  global _warned_root
+  if not _warned_root:
+    _warned_root = True
+    warnings.warn("running as root without usable cgroups: RLIMIT_NPROC does not bind processes "
+                  "owned by root, so the sandbox process limit is not enforced (run as a normal "
+                  "user, or make /sys/fs/cgroup writable)", RuntimeWarning, stacklevel=3)
 
 
 class _Sandbox:
@@ -286,6 +341,8 @@ class _Sandbox:
 
   def start(self) -> None:
     self.cgroups = _Cgroups(self.name, self.config)
+    if not self.cgroups.paths and os.geteuid() == 0:
+      _warn_root_without_cgroups()
     argv = _bwrap_argv(self.config, self.workspace, self.run_dir)
     cgroups = self.cgroups
     self.proc = _spawner.submit(

@@ -214,3 +214,41 @@ def test_two_hundred_sessions_leave_no_leftovers(workspace):
   if os.path.isdir(cgroup_parent):  # other processes' sandboxes may be there too
     ours = {os.path.basename(d) for d in used_dirs}
     assert [d for d in os.listdir(cgroup_parent) if d in ours] == []
+
+
+def _fake_file(path, text=""):
+  path.parent.mkdir(parents=True, exist_ok=True)
+  path.write_text(text)
+
+
+def test_cgroup_v1_limits_and_counters(tmp_path):
+  for controller in ("pids", "memory"):
+    _fake_file(tmp_path / controller / "tasks")
+  groups = local._Cgroups("box", CONFIG.replace(max_procs=10, memory_mb=100), root=str(tmp_path))
+  assert groups.mode == "v1"
+  group = tmp_path / "memory" / local.CGROUP_PARENT / "box"
+  assert (tmp_path / "pids" / local.CGROUP_PARENT / "box" / "pids.max").read_text() == "14"
+  assert (group / "memory.limit_in_bytes").read_text() == str(196 * 1024 * 1024)
+  (group / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+  (tmp_path / "pids" / local.CGROUP_PARENT / "box" / "pids.events").write_text("max 7\n")
+  assert groups.oom_kills() == 3 and groups.pids_max_events() == 7
+
+
+def test_cgroup_v2_enables_controllers_and_sets_limits(tmp_path):
+  _fake_file(tmp_path / "cgroup.controllers", "cpu memory pids")
+  _fake_file(tmp_path / "cgroup.subtree_control", "cpu")
+  _fake_file(tmp_path / local.CGROUP_PARENT / "cgroup.subtree_control", "")
+  groups = local._Cgroups("box", CONFIG.replace(max_procs=10, memory_mb=100), root=str(tmp_path))
+  assert groups.mode == "v2"
+  assert (tmp_path / "cgroup.subtree_control").read_text() == "+pids +memory"
+  group = tmp_path / local.CGROUP_PARENT / "box"
+  assert (group / "pids.max").read_text() == "14"
+  assert (group / "memory.max").read_text() == str(196 * 1024 * 1024)
+  (group / "memory.events").write_text("low 0\nhigh 0\nmax 2\noom 1\noom_kill 1\n")
+  assert groups.oom_kills() == 1
+
+
+def test_no_cgroups_means_rlimits_only(tmp_path):
+  groups = local._Cgroups("box", CONFIG, root=str(tmp_path))
+  assert groups.mode is None and groups.paths == {}
+  assert list(tmp_path.iterdir()) == []  # nothing created in a non-cgroup directory
