@@ -178,3 +178,28 @@ def test_many_sessions_leave_no_containers(client, config, workspace):
     time.sleep(0.2)
   assert set(ids) & _labelled(client) == set()
   assert _labelled(client) - before == set()
+
+
+def test_several_engines_and_concurrency_limit(config, workspace):
+  import threading
+  url = "unix:///var/run/docker.sock"
+  if not os.path.exists("/var/run/docker.sock"):
+    pytest.skip("the engine is not on the default unix socket")
+  two_hosts = config.replace(docker_hosts=(url, url), pool_size=0, fork_server=False)
+  with open_session(workspace, two_hosts) as a, open_session(workspace, two_hosts) as b:
+    assert a._host is not b._host  # spread over the configured engines
+    assert a.exec("echo a").stdout == "a\n" and b.exec("echo b").stdout == "b\n"
+  limited = config.replace(docker_hosts=(url,), max_concurrency=1, pool_size=0, fork_server=False)
+  first = open_session(workspace, limited)
+  opened = threading.Event()
+
+  def open_second():
+    with open_session(workspace, limited):
+      opened.set()
+
+  thread = threading.Thread(target=open_second)
+  thread.start()
+  assert not opened.wait(1.5)  # blocked by max_concurrency=1
+  first.close()
+  assert opened.wait(60)
+  thread.join(60)
