@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import shutil
 import tempfile
 import time

@@ -3,7 +3,7 @@
 Each sandbox unshares every namespace (no network but its own loopback), sees the host
 runtime (/usr and this Python with its packages) read-only, a private /tmp and a writable
 /workspace bound from a fresh host directory, and nothing else of the host. Limits: rlimits
-per command, plus cgroup v1 pids/memory groups when this process may create them (root);
+per command, plus pids/memory cgroups (v1 or v2) when this process may create them (root);
 a command that times out has every process in its sandbox killed.
 """
 
@@ -13,7 +13,6 @@ import atexit
 import collections
 import concurrent.futures
 import errno
-import hashlib
 import json
 import os
 import select
@@ -35,7 +34,8 @@ INSTALL_HINT = "bubblewrap (bwrap) is not installed: run `apt-get install bubble
 RUNTIME_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 SANDBOX_RUNTIME = "/opt/rlcoder"  # read-only copy of sandbox/runtime inside the sandbox
 SANDBOX_WORKSPACE = "/workspace"
-SANDBOX_RUN = "/run/rlcoder"  # writable host-visible scratch for grading (junit XML, audit log)
+# Writable scratch shared with trusted host-side code, outside the workspace.
+SANDBOX_RUN = "/run/rlcoder"
 SANDBOX_UID = 1000
 CGROUP_ROOT = "/sys/fs/cgroup"
 CGROUP_PARENT = "rlcoder_sandbox"

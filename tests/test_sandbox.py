@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 import uuid
 
 import pytest
 
-import sandbox
 from sandbox import (ExecResult, SandboxConfig, SandboxError, SandboxPathError, open_session)
 from sandbox import local
 
