@@ -287,3 +287,14 @@ def test_batched_references_match_a_single_run(task_root):
   (task_dir / "references" / "broken.py").write_text("raise SystemExit(4)\n")
   broken = build.run_reference_batch(task_dir, ["broken"])[0]
   assert not broken["valid"] and "SystemExit(4)" in broken["error"]
+
+
+def test_run_and_grade_runs_non_utf8_programs_untouched(task_root, tmp_path):
+  task = _task(task_root, "tabular-churn")
+  ws = _workspace(task, tmp_path)
+  program = references.REFERENCES["tabular-churn"]["constant"].replace(
+      "import pandas as pd", "# -*- coding: latin-1 -*-\nimport pandas as pd\nNOTE = 'caf\xe9'")
+  (ws / "solution.py").write_bytes(program.encode("latin-1"))
+  result = runner.run_and_grade(task, ws, instrumenter=instr.ASTInstrumenter(), session_factory=SubprocessSession)
+  assert result.valid and result.stages.count == 0
+  assert result.instrumentation["fallback_reason"] == "the program is not UTF-8 text"

@@ -120,13 +120,23 @@ def run_and_grade(task: Any, workspace_dir: str | os.PathLike, *,
     grade = grader.MLEGrade(valid=False, metric=spec["metric"],
                             error=f"{solution_file} was not found in the workspace; nothing to run")
     return MLERunResult(task_id, grade, higher, instr.parse_markers("", None), {}, None, False, 0.0, "", "")
-  source = solution_path.read_text(encoding="utf-8", errors="replace")
-  instrumented = instrumenter.instrument(source)
+  raw = solution_path.read_bytes()
+  try:
+    # Bytes, not read_text: universal newlines would rewrite CRLF files.
+    source = raw.decode("utf-8")
+  except UnicodeDecodeError:
+    source = None
+  if source is None:  # not UTF-8 (a coding cookie): run the file exactly as written
+    instrumented = instr.InstrumentationResult("", "", instr.new_nonce(), instrumenter.name, False,
+                                               fallback_reason="the program is not UTF-8 text")
+  else:
+    instrumented = instrumenter.instrument(source)
   factory = session_factory or _default_session_factory(sandbox_config)
   with tempfile.TemporaryDirectory(prefix="mle_grade_") as tmp:
     exported = pathlib.Path(tmp) / "workspace"
     with factory(str(workspace_dir)) as session:
-      session.write_file(solution_file, instrumented.source)
+      if instrumented.verified:
+        session.write_file(solution_file, instrumented.source)
       # The run must produce the submission itself; one left over from the agent's own runs
       # does not count.
       session.exec(f"rm -f -- '{spec['submission_file']}'", timeout=10)
