@@ -283,7 +283,11 @@ class ModelPolicy:
       if not self._free:
         raise RuntimeError(f"ModelPolicy has {self.conv.batch_size} rows, all in use; "
                            "call begin(num_episodes) or pass a larger batch_size")
-      row = self._free.pop(0)
+      # The same episode always gets the same row (the order requests arrive in depends on
+      # sandbox timing), so sampling is reproducible.
+      preferred = episode_id % self.conv.batch_size
+      row = preferred if preferred in self._free else self._free[0]
+      self._free.remove(row)
       self.conv.reset([row])
       self._rows[episode_id] = row
     return row

@@ -353,6 +353,9 @@ class RolloutEngine:
     if not tasks:
       return [], {}
     t0 = time.perf_counter()
+    # Episode ids are per rollout (0..N-1), so a policy that keys state or randomness on them
+    # behaves the same in a resumed run as in an uninterrupted one.
+    self._next_id = 0
     runs = [self._new_run(task, gi) for gi, task in enumerate(tasks) for _ in range(group_size)]
     begin = getattr(self.policy, "begin", None)
     if begin is not None:

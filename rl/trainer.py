@@ -149,6 +149,7 @@ class Trainer:
 
     self.config = config
     self.workdir = Path(workdir)
+    self.train_tasks, self.eval_tasks = self._load_tasks()  # before JAX builds anything
     self.tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
     self.renderer = agent_lib.ChatRenderer.from_config(self.tokenizer, config)
     self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -179,7 +180,6 @@ class Trainer:
     self.host_extra: dict[str, Any] = {}
     self.time_offset_s = 0.0
 
-    self.train_tasks, self.eval_tasks = self._load_tasks()
     self.checkpointer = Checkpointer(self.workdir, keep=config.trainer.keep_checkpoints)
     self.traj_writer = TrajectoryWriter(self.workdir / "trajectories")
     self.model_policy = self._make_model_policy()
@@ -196,6 +196,10 @@ class Trainer:
     from rl.tasks import load_tasks
 
     self.task_mixture = load_tasks(self.config, self.workdir)
+    for _, _, tasks in self.task_mixture.sources:
+      # A freshly generated root and its cached copy list tasks in different orders; sampling
+      # must not depend on which one this process saw (resumed runs draw the same tasks).
+      tasks.sort(key=lambda t: t.id)
     train = self.task_mixture.tasks(split=self.config.tasks.split)
     evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split)
     if not train:

@@ -26,8 +26,8 @@ def tiny_config(tasks_root, iterations=2, **overrides):
   c.optim.mini_batch_size = 2
   c.optim.micro_batch_size = 2
   c.optim.ppo_epochs = 1
-  c.agent.max_turns = 2
-  c.agent.max_tokens_per_turn = 24
+  c.agent.max_turns = 3
+  c.agent.max_tokens_per_turn = 96  # the expert's edit calls must fit
   c.agent.max_tokens_per_trajectory = 768
   c.sampling.max_cache_len = 1024
   c.sft.steps = 2
@@ -53,7 +53,7 @@ def _comparable(row):
 
 
 @pytest.mark.slow
-def test_tiny_run_writes_all_artifacts_and_resumes_exactly(tmp_path, tasks_root):
+def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
   full = tmp_path / "full"
   summary = trainer_lib.run(tiny_config(tasks_root), full)
   rows = _rows(full)
@@ -67,13 +67,26 @@ def test_tiny_run_writes_all_artifacts_and_resumes_exactly(tmp_path, tasks_root)
   assert list((full / "trajectories").glob("*.jsonl"))
   assert (full / "checkpoints" / "last").exists()
 
-  # Stop after iteration 1, then rerun the same command with the full length.
+
+
+@pytest.mark.slow
+def test_resumed_run_equals_uninterrupted_run(tmp_path, tasks_root):
+  # Without SFT: expert demonstrations quote test timings ("1 passed in 0.05s"), which are not
+  # reproducible, while a run's own rollouts and updates are, given the checkpointed state.
+  overrides = {"sft.enabled": False}
+  whole = tmp_path / "whole"
+  trainer_lib.run(tiny_config(tasks_root, **overrides), whole)
   part = tmp_path / "part"
-  trainer_lib.run(tiny_config(tasks_root, iterations=1), part)
-  trainer_lib.run(tiny_config(tasks_root, iterations=2), part)
-  resumed = _rows(part)
+  trainer_lib.run(tiny_config(tasks_root, iterations=1, **overrides), part)  # "killed" after 1
+  trainer_lib.run(tiny_config(tasks_root, iterations=2, **overrides), part)  # same command again
+  expected, resumed = _rows(whole), _rows(part)
   assert [r["step"] for r in resumed] == [1, 2]
-  assert _comparable(resumed[1]) == pytest.approx(_comparable(rows[1]), rel=1e-4, abs=1e-5)
+  for got, want in zip(resumed, expected):
+    # The shorter run also evaluated at its last iteration; evaluation does not touch training state.
+    got, want = _comparable(got), _comparable(want)
+    keys = sorted(k for k in set(got) & set(want) if not k.startswith("eval/"))
+    assert len(keys) > 30
+    assert {k: got[k] for k in keys} == pytest.approx({k: want[k] for k in keys}, rel=1e-4, abs=1e-5)
 
 
 def test_workdir_with_different_config_is_refused(tmp_path, tasks_root):
