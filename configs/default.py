@@ -78,6 +78,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.tasks.root = ""  # "" = generate into <workdir>/tasks
   c.tasks.split = "train"
   c.tasks.eval_split = "heldout"
+  c.tasks.difficulty = ""  # "" = every tier; easy | medium | hard
+  c.tasks.max_eval_tasks = 0  # 0 = every held-out task
   c.tasks.num_synthetic = 120
   c.tasks.synthetic_seed = 0
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle

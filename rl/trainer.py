@@ -200,8 +200,11 @@ class Trainer:
       # A freshly generated root and its cached copy list tasks in different orders; sampling
       # must not depend on which one this process saw (resumed runs draw the same tasks).
       tasks.sort(key=lambda t: t.id)
-    train = self.task_mixture.tasks(split=self.config.tasks.split)
-    evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split)
+    difficulty = self.config.tasks.difficulty or None
+    train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
+    evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
+    if self.config.tasks.max_eval_tasks:
+      evaluation_tasks = evaluation_tasks[:self.config.tasks.max_eval_tasks]
     if not train:
       raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r} in {self.task_mixture}")
     return train, evaluation_tasks
@@ -285,7 +288,8 @@ class Trainer:
     """Deterministic per iteration (resume-safe): source by weight, then a task."""
     rng = np.random.default_rng([self.config.seed, iteration, 17])
     return self.task_mixture.sample(self.config.trainer.tasks_per_iteration, rng=rng,
-                                    split=self.config.tasks.split)
+                                    split=self.config.tasks.split,
+                                    difficulty=self.config.tasks.difficulty or None)
 
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:

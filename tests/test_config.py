@@ -72,3 +72,13 @@ def test_train_py_rejects_bad_override_before_compiling(tmp_path):
   assert proc.returncode != 0
   assert "optim.policy_lr" in proc.stderr
   assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(ROOT)) for p in (ROOT / "configs").rglob("*.py")
+                                        if p.name not in ("__init__.py",)))
+def test_every_config_file_loads_and_validates(path):
+  import importlib
+
+  module = importlib.import_module(path[:-3].replace("/", "."))
+  config = module.get_config()
+  config_lib.validate(config)
