@@ -195,7 +195,7 @@ class Evaluator:
       from sandbox.grading import grade as grade_fn  # pylint: disable=import-outside-toplevel
     return grade_fn(workspace_dir, str(task.tests_dir), hidden_tests_dest=task.hidden_tests_dest,
                     test_command=task.test_command, timeout_s=float(task.timeout_s),
-                    config=self.sandbox_config)
+                    config=self.sandbox_config, pristine_dir=str(task.repo_dir))
 
   def grade_mle(self, task: Any, workspace_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Runs an MLE task's program in a fresh sandbox and grades its submission on the host.
@@ -242,8 +242,10 @@ class Evaluator:
         judge_input = judge_lib.JudgeInput(
             statement=task.statement, steps=list(steps),
             final_diff=self._antihack.diff.unified_diff(initial, final),
-            execution_log=str((report.get("log") if isinstance(report, Mapping)
-                               else getattr(report, "log", "")) or ""))
+            # Grading logs quote hidden-test assertions: the judge never sees the hidden tests.
+            execution_log=judge_lib.redact_hidden_tests(
+                str((report.get("log") if isinstance(report, Mapping) else getattr(report, "log", ""))
+                    or ""), str(task.tests_dir)))
         verdicts.append(self.judge.score(judge_input).to_verdict())
     raw = self.scheme.final(report, reward_context) if report is not None else self.no_gain_reward
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,

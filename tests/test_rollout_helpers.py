@@ -87,9 +87,10 @@ class FakeReport:
   runtime_evidence: dict = dataclasses.field(default_factory=dict)
 
 
-def host_grade(workspace_dir, hidden_tests_dir, *, hidden_tests_dest, test_command, timeout_s, config):
+def host_grade(workspace_dir, hidden_tests_dir, *, hidden_tests_dest, test_command, timeout_s, config,
+               pristine_dir=None):
   """Grades on the host (tests only; the real path is sandbox.grading.grade)."""
-  del config
+  del config, pristine_dir
   with tempfile.TemporaryDirectory() as tmp:
     ws = os.path.join(tmp, "ws")
     shutil.copytree(workspace_dir, ws)
