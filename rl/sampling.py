@@ -128,22 +128,24 @@ def _stop_hit(token: Array, recent: Array, stop_ids: Array, stop_seqs: Array) ->
   return hit
 
 
-@functools.partial(jax.jit, static_argnames=("graphdef",), donate_argnames=("cache",))
-def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array) -> KVCache:
+@functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
+def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
+            attend_len: int) -> KVCache:
   model = nnx.merge(graphdef, state)
-  return model.hidden_states(chunk, cache=cache, num_new=num_new)[1]
+  return model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)[1]
 
 
-@functools.partial(jax.jit, static_argnames=("graphdef", "max_new", "greedy", "top_k", "use_top_p"),
-                   donate_argnames=("cache",))
+@functools.partial(jax.jit, static_argnames=("graphdef", "max_new", "greedy", "top_k", "use_top_p",
+                                             "attend_len"), donate_argnames=("cache",))
 def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, active: Array,
               budget: Array, rng: Array, temperature: Array, top_p: Array, stop_ids: Array,
-              stop_seqs: Array, *, max_new: int, greedy: bool, top_k: int, use_top_p: bool):
+              stop_seqs: Array, *, max_new: int, greedy: bool, top_k: int, use_top_p: bool,
+              attend_len: int):
   """Extend each row by its chunk, then decode up to `budget[b]` tokens per active row."""
   model = nnx.merge(graphdef, state)
   batch = chunk.shape[0]
   top_p_value = top_p if use_top_p else None
-  hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new)
+  hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)
   last = jnp.take_along_axis(hidden, jnp.maximum(num_new - 1, 0)[:, None, None], axis=1)[:, 0]
   token, logp = _sample(model.logits_from_hidden(last), jax.random.fold_in(rng, 0), temperature,
                         greedy, top_k, top_p_value)
@@ -162,7 +164,8 @@ def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, act
   def body(carry):
     step, cache, token, done, stopped, recent, tokens, logps, count = carry
     feed = (~done).astype(jnp.int32)
-    hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed)
+    hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed,
+                                        attend_len=attend_len)
     new_token, new_logp = _sample(model.logits_from_hidden(hidden[:, 0]),
                                   jax.random.fold_in(rng, step), temperature, greedy, top_k,
                                   top_p_value)
@@ -282,6 +285,11 @@ class Sampler:
     num_new = np.array([len(r) for r in rows], np.int32)
     return rows, chunk, num_new, active, budget, full
 
+  def _attend_len(self, conv: Conversations, new_slots: int) -> int:
+    """Static bound on the cache slots this call can touch, bucketed to limit recompiles."""
+    needed = int(conv.lengths.max(initial=0)) + new_slots
+    return min(self.max_cache_len, _bucket(needed, 64))
+
   def append(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None]) -> None:
     """Writes tokens into rows' caches without generating (e.g. a forced observation)."""
     rows, chunk, num_new, _, _, full = self._prepare(conv, new_tokens, 0)
@@ -289,7 +297,7 @@ class Sampler:
                          for b, r in enumerate(rows)):
       raise CacheOverflowError("append: tokens do not fit in the cache")
     conv.cache = _extend(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
-                         jnp.asarray(num_new))
+                         jnp.asarray(num_new), attend_len=self._attend_len(conv, chunk.shape[1]))
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])
@@ -318,7 +326,8 @@ class Sampler:
         self.graphdef, self.state, conv.cache, jnp.asarray(chunk), jnp.asarray(num_new),
         jnp.asarray(active), jnp.asarray(budget), rng, jnp.float32(max(temperature, 1e-6)),
         jnp.float32(top_p), self.stop_ids, self.stop_seqs, max_new=int(max_new_tokens),
-        greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0)
+        greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0,
+        attend_len=self._attend_len(conv, chunk.shape[1] + int(max_new_tokens)))
     conv.cache = cache
     tokens, logps, count, stopped = jax.device_get((tokens, logps, count, stopped))
     out = SampleOutput([], [], [])

@@ -80,7 +80,7 @@ def test_tiny_export_with_tokenizer_and_bfloat16(tmp_path):
   assert (tmp_path / "tokenizer.json").exists()
   assert load_tokenizer(tmp_path).eos_token == "<|im_end|>"
   bf16 = load_hf_checkpoint(tmp_path, dtype=jnp.bfloat16)
-  assert bf16.embed_tokens.value.dtype == jnp.bfloat16
+  assert bf16.embed_tokens.get_value().dtype == jnp.bfloat16
   ids = np.arange(10, dtype=np.int32)[None]
   np.testing.assert_allclose(np.asarray(bf16(ids)), np.asarray(_logits(model, ids)), atol=0.05)
 

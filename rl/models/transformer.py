@@ -217,6 +217,17 @@ class KVCache:
                lengths=jnp.zeros((batch_size,), jnp.int32))
 
 
+def _attend(q: Array, keys: Array, values: Array, mask: Array, num_kv_heads: int) -> Array:
+  """Grouped-query attention. q [B, T, H, Dh], keys/values [B, S, K, Dh], mask [B|1, T, S]."""
+  b, t, h, dh = q.shape
+  groups = h // num_kv_heads
+  q = q.reshape(b, t, num_kv_heads, groups, dh)
+  scores = jnp.einsum("btkgd,bskd->bkgts", q, keys).astype(jnp.float32) / math.sqrt(dh)
+  scores = jnp.where(mask[:, None, None], scores, jnp.finfo(jnp.float32).min)
+  probs = jax.nn.softmax(scores, axis=-1).astype(q.dtype)
+  return jnp.einsum("bkgts,bskd->btkgd", probs, values).reshape(b, t, h, dh)
+
+
 class Attention(nnx.Module):
 
   def __init__(self, config: ModelConfig, init: ParamInit):
@@ -235,7 +246,8 @@ class Attention(nnx.Module):
       self.o_bias = _zeros((d,), ("norm",), pd)
 
   def __call__(self, x: Array, positions: Array, key_valid: Array | None,
-               cache_kv: tuple[Array, Array] | None, write_slots: Array | None):
+               cache_kv: tuple[Array, Array] | None, write_slots: Array | None,
+               attend_len: int | None = None):
     """x [B, T, D]. Without a cache: causal self-attention, key_valid [B, T] masks padding.
 
     With a cache (k, v of [B, S, kv, dh]): this chunk's keys go to `write_slots` [B, T] (index S =
@@ -267,18 +279,15 @@ class Attention(nnx.Module):
       cache_k = cache_k.at[batch_index, write_slots].set(k.astype(cache_k.dtype), mode="drop")
       cache_v = cache_v.at[batch_index, write_slots].set(v.astype(cache_v.dtype), mode="drop")
       new_cache = (cache_k, cache_v)
-      keys, values = cache_k.astype(dt), cache_v.astype(dt)
-      slots = jnp.arange(cache_k.shape[1])
+      # Only the first `attend_len` slots can hold tokens of this call: reading the whole
+      # fixed-capacity cache would make every decode step cost O(capacity).
+      span = cache_k.shape[1] if attend_len is None else min(attend_len, cache_k.shape[1])
+      keys, values = cache_k[:, :span].astype(dt), cache_v[:, :span].astype(dt)
+      slots = jnp.arange(span)
       mask = slots[None, None, :] <= positions[:, :, None]  # [B, Tq, S]
       if key_valid is not None:
         mask = mask & key_valid[:, None, :].astype(bool)
-    b, t, h, dh = q.shape
-    groups = h // cfg.num_kv_heads
-    q = q.reshape(b, t, cfg.num_kv_heads, groups, dh)
-    scores = jnp.einsum("btkgd,bskd->bkgts", q, keys).astype(jnp.float32) / math.sqrt(dh)
-    scores = jnp.where(mask[:, None, None], scores, jnp.finfo(jnp.float32).min)
-    probs = jax.nn.softmax(scores, axis=-1).astype(dt)
-    out = jnp.einsum("bkgts,bskd->btkgd", probs, values).reshape(b, t, h, dh)
+    out = _attend(q, keys, values, mask, cfg.num_kv_heads)
     out = jnp.einsum("bthk,hkd->btd", out, self.o_proj.get_value().astype(dt))
     if cfg.o_bias:
       out = out + self.o_bias.get_value().astype(dt)
@@ -311,9 +320,9 @@ class Block(nnx.Module):
     self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps, pd)
     self.mlp = MLP(config, init)
 
-  def __call__(self, x, positions, key_valid, cache_kv, write_slots):
+  def __call__(self, x, positions, key_valid, cache_kv, write_slots, attend_len=None):
     attn, new_cache = self.self_attn(self.input_layernorm(x), positions, key_valid, cache_kv,
-                                     write_slots)
+                                     write_slots, attend_len)
     x = x + attn
     x = x + self.mlp(self.post_attention_layernorm(x))
     return x, new_cache
@@ -343,13 +352,15 @@ class Transformer(nnx.Module):
 
   def hidden_states(self, input_ids: Array, *, positions: Array | None = None,
                     attention_mask: Array | None = None, cache: KVCache | None = None,
-                    num_new: Array | None = None) -> tuple[Array, KVCache | None]:
+                    num_new: Array | None = None,
+                    attend_len: int | None = None) -> tuple[Array, KVCache | None]:
     """Final-norm hidden states [B, T, D] (and the updated cache).
 
     Without a cache: `attention_mask` [B, T] (1 = token) masks padding keys; positions default to
     cumsum(mask) - 1, so left or right padding both work.
     With a cache: row b appends its first `num_new[b]` tokens (default all T) at slots
     cache.lengths[b]...; positions are those slots. The rest of the chunk is padding and is dropped.
+    `attend_len` (static) bounds the slots read: every row must end at or below it.
     """
     input_ids = jnp.asarray(input_ids)
     if input_ids.ndim != 2:
@@ -384,7 +395,7 @@ class Transformer(nnx.Module):
 
         x = jax.checkpoint(run)(state, x, positions, key_valid)
       else:
-        x, new_kv = layer(x, positions, key_valid, cache_kv, write_slots)
+        x, new_kv = layer(x, positions, key_valid, cache_kv, write_slots, attend_len)
         if new_kv is not None:
           new_keys.append(new_kv[0])
           new_values.append(new_kv[1])

@@ -1,0 +1,188 @@
+"""Tokens/s of one policy+value PPO-style update (forward, backward, AdamW step) vs PyTorch.
+
+  .venv/bin/python scripts/bench_update.py --batch 16 --seq-len 512 --compare-transformers
+
+The JAX side is the project's code path: token_logprobs (chunked log-probs + entropy), a separate
+critic (or --value-head shared), a clipped-ratio policy loss plus a value loss, optax AdamW, all in
+one jit. The PyTorch side runs transformers' Qwen2ForCausalLM and a Qwen2Model critic with a
+linear head, the same losses and torch.optim.AdamW, in a subprocess (see bench_decode.py for how
+the torch interpreter is found). Medians over --repeats steps after a warm-up step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_TORCH_PYTHON = "/work/torchenv/bin/python"
+
+
+def _torch_worker(args: argparse.Namespace) -> None:
+  import numpy as np
+  import torch
+  import transformers
+
+  torch.manual_seed(0)
+  policy = transformers.AutoModelForCausalLM.from_pretrained(args.hf_checkpoint,
+                                                             dtype=torch.float32).train()
+  trunk = transformers.AutoModel.from_pretrained(args.hf_checkpoint, dtype=torch.float32).train()
+  head = torch.nn.Linear(trunk.config.hidden_size, 1)
+  params = list(policy.parameters()) + list(trunk.parameters()) + list(head.parameters())
+  optimizer = torch.optim.AdamW(params, lr=1e-5)
+  rng = np.random.default_rng(0)
+  b, t = args.batch, args.seq_len
+  ids = torch.tensor(rng.integers(3, policy.config.vocab_size, size=(b, t)), dtype=torch.long)
+  mask = torch.tensor(rng.random((b, t - 1)) < 0.7, dtype=torch.float32)
+  old = torch.tensor(rng.normal(-8, 1, size=(b, t - 1)), dtype=torch.float32)
+  adv = torch.tensor(rng.normal(size=(b, t - 1)), dtype=torch.float32)
+  ret = torch.tensor(rng.normal(size=(b, t - 1)), dtype=torch.float32)
+
+  def step():
+    optimizer.zero_grad(set_to_none=True)
+    logits = policy(ids).logits[:, :-1].float()
+    logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None])[..., 0]
+    ratio = torch.exp(logp - old)
+    surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv)
+    values = head(trunk(ids).last_hidden_state[:, :-1])[..., 0]
+    loss = (-(surrogate * mask).sum() + 0.5 * (((values - ret) ** 2) * mask).sum()) / mask.sum()
+    loss.backward()
+    optimizer.step()
+
+  step()
+  times = []
+  for _ in range(args.repeats):
+    start = time.perf_counter()
+    step()
+    times.append(time.perf_counter() - start)
+  print("TORCH_RESULT " + json.dumps({"step_s": statistics.median(times),
+                                      "torch_threads": torch.get_num_threads()}))
+
+
+def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
+  try:
+    import torch  # noqa: F401
+    python = sys.executable
+  except ImportError:
+    python = args.torch_python
+    if not python or not os.path.exists(python):
+      print(f"PyTorch comparison skipped: no torch here and no interpreter at {python!r}")
+      return None
+  cmd = [python, os.path.abspath(__file__), "--torch-worker", "--hf-checkpoint", checkpoint,
+         "--batch", str(args.batch), "--seq-len", str(args.seq_len), "--repeats", str(args.repeats)]
+  proc = subprocess.run(cmd, capture_output=True, text=True)
+  for line in proc.stdout.splitlines():
+    if line.startswith("TORCH_RESULT "):
+      return json.loads(line[len("TORCH_RESULT "):])
+  print("PyTorch comparison failed:\n" + proc.stdout[-2000:] + proc.stderr[-4000:])
+  return None
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--hf-checkpoint", default="")
+  parser.add_argument("--preset", default="tiny")
+  parser.add_argument("--batch", type=int, default=16)
+  parser.add_argument("--seq-len", type=int, default=512)
+  parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--value-head", default="separate", choices=("separate", "shared"))
+  parser.add_argument("--remat", action="store_true")
+  parser.add_argument("--logits-chunk", type=int, default=256)
+  parser.add_argument("--compare-transformers", action="store_true")
+  parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
+                                                               DEFAULT_TORCH_PYTHON))
+  parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+  args = parser.parse_args()
+  if args.torch_worker:
+    _torch_worker(args)
+    return
+
+  import jax
+  import jax.numpy as jnp
+  import numpy as np
+  import optax
+  from flax import nnx
+
+  from rl.model import (copy_trunk, init_model, load_hf_checkpoint, make_critic,
+                        save_hf_checkpoint, tiny_config, token_logprobs, token_values)
+
+  tmp = tempfile.TemporaryDirectory()
+  shared = args.value_head == "shared"
+  if args.hf_checkpoint:
+    policy = load_hf_checkpoint(args.hf_checkpoint, value_head="shared" if shared else "none",
+                                remat=args.remat)
+    checkpoint = args.hf_checkpoint
+  else:
+    policy = init_model(tiny_config(args.preset, value_head="shared" if shared else "none",
+                                    remat=args.remat), seed=0)
+    checkpoint = tmp.name
+    save_hf_checkpoint(policy, checkpoint)
+  models = {"policy": policy}
+  if not shared:
+    critic = make_critic(policy.config, seed=1)
+    copy_trunk(policy, critic)
+    models["critic"] = critic
+  graphdefs = {k: nnx.split(m)[0] for k, m in models.items()}
+  params = {k: nnx.split(m)[1] for k, m in models.items()}
+  optimizer = optax.adamw(1e-5)
+  opt_state = optimizer.init(params)
+  rng = np.random.default_rng(0)
+  b, t = args.batch, args.seq_len
+  vocab = policy.config.vocab_size
+  batch = {
+      "ids": jnp.asarray(rng.integers(3, vocab, size=(b, t)), jnp.int32),
+      "mask": jnp.asarray(rng.random((b, t)) < 0.7, jnp.float32),
+      "old": jnp.asarray(rng.normal(-8, 1, size=(b, t)), jnp.float32),
+      "adv": jnp.asarray(rng.normal(size=(b, t)), jnp.float32),
+      "ret": jnp.asarray(rng.normal(size=(b, t)), jnp.float32),
+  }
+
+  def loss_fn(params, batch):
+    policy = nnx.merge(graphdefs["policy"], params["policy"])
+    # No entropy: the PyTorch side does not compute it either (entropy_coef = 0).
+    out = token_logprobs(policy, batch["ids"], chunk=args.logits_chunk, with_values=shared,
+                         with_entropy=False)
+    values = out["values"] if shared else token_values(
+        nnx.merge(graphdefs["critic"], params["critic"]), batch["ids"])
+    ratio = jnp.exp(out["logprobs"] - batch["old"])
+    surrogate = jnp.minimum(ratio * batch["adv"], jnp.clip(ratio, 0.8, 1.2) * batch["adv"])
+    mask = batch["mask"].at[:, 0].set(0.0)
+    value_loss = 0.5 * ((values - batch["ret"]) ** 2 * mask).sum()
+    return (-(surrogate * mask).sum() + value_loss) / mask.sum()
+
+  @jax.jit
+  def update(params, opt_state, batch):
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    updates, opt_state = optimizer.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state, loss
+
+  params, opt_state, loss = update(params, opt_state, batch)
+  jax.block_until_ready(loss)
+  times = []
+  for _ in range(args.repeats):
+    start = time.perf_counter()
+    params, opt_state, loss = update(params, opt_state, batch)
+    jax.block_until_ready(loss)
+    times.append(time.perf_counter() - start)
+  ours_s = statistics.median(times)
+  tokens = b * t
+  print(f"model: {args.hf_checkpoint or args.preset} ({policy.config.num_params() / 1e6:.1f}M "
+        f"params), value head: {args.value_head}, remat: {args.remat}, B={b} T={t}")
+  print(f"ours: {ours_s:.3f} s/update median, {tokens / ours_s:,.0f} tokens/s")
+  if args.compare_transformers:
+    result = _run_torch(args, checkpoint)
+    if result:
+      print(f"pytorch/transformers ({result['torch_threads']} threads): {result['step_s']:.3f} "
+            f"s/update median, {tokens / result['step_s']:,.0f} tokens/s")
+      print(f"speed-up vs pytorch: {result['step_s'] / ours_s:.2f}x")
+  tmp.cleanup()
+
+
+if __name__ == "__main__":
+  main()
