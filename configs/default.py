@@ -26,6 +26,11 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.model = ml_collections.ConfigDict()
   c.model.hf_checkpoint = ""  # a local Hugging Face directory; "" = the tiny built-in model
   c.model.tiny = "tiny"  # built-in preset when hf_checkpoint is empty
+  # Size overrides of the built-in preset (0 = the preset's value). The default experiment
+  # uses a 2-layer, 128-wide model (~0.9M parameters) so that it runs in minutes on 2 cores.
+  c.model.hidden_size = 128
+  c.model.num_layers = 2
+  c.model.intermediate_size = 384
   c.model.dtype = "float32"
   c.model.param_dtype = "float32"
   c.model.value_head = "separate"  # "shared" (on the policy trunk) | "separate" (a critic model)
@@ -53,8 +58,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
 
   # --- sampling ------------------------------------------------------------------
   c.sampling = ml_collections.ConfigDict()
-  c.sampling.temperature = 1.0
-  c.sampling.temperature_final = 1.0  # linear schedule over training
+  c.sampling.temperature = 0.7  # rollouts; the tiny model's calls are more often well-formed
+  c.sampling.temperature_final = 0.7  # linear schedule over training
   c.sampling.top_p = 1.0
   c.sampling.top_k = 0
   c.sampling.max_cache_len = 2048
@@ -78,9 +83,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.tasks.root = ""  # "" = generate into <workdir>/tasks
   c.tasks.split = "train"
   c.tasks.eval_split = "heldout"
-  c.tasks.difficulty = ""  # "" = every tier; easy | medium | hard
+  c.tasks.difficulty = "easy"  # "" = every tier; easy | medium | hard
   c.tasks.max_eval_tasks = 0  # 0 = every held-out task
-  c.tasks.num_synthetic = 120
+  c.tasks.num_synthetic = 60
   c.tasks.synthetic_seed = 0
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
   c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
@@ -88,7 +93,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # --- agent / rollouts ----------------------------------------------------------
   c.agent = ml_collections.ConfigDict()
   c.agent.mode = "multi_turn"  # "multi_turn" (tools) | "single_turn" (answer code block)
-  c.agent.max_turns = 6
+  c.agent.max_turns = 5
   c.agent.max_tokens_per_turn = 128
   c.agent.max_tokens_per_trajectory = 1536
   c.agent.observation_max_chars = 1024
@@ -160,8 +165,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
 
   # --- optimisation --------------------------------------------------------------
   c.optim = ml_collections.ConfigDict()
-  c.optim.policy_lr = 1e-4
-  c.optim.critic_lr = 3e-4
+  c.optim.policy_lr = 2e-4
+  c.optim.critic_lr = 1e-3
   c.optim.schedule = "constant"  # constant | cosine | linear
   c.optim.warmup_steps = 0
   c.optim.weight_decay = 0.0
@@ -174,9 +179,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
 
   # --- trainer -------------------------------------------------------------------
   c.trainer = ml_collections.ConfigDict()
-  c.trainer.iterations = 30
+  c.trainer.iterations = 20
   c.trainer.tasks_per_iteration = 8
-  c.trainer.eval_every = 10
+  c.trainer.eval_every = 5
   c.trainer.eval_samples = 1
   c.trainer.eval_temperature = 0.0  # 0 = greedy decoding for evaluation
   c.trainer.final_eval_samples = 1  # samples per held-out task after SFT and at the end
@@ -190,8 +195,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft = ml_collections.ConfigDict()
   c.sft.enabled = True
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
-  c.sft.steps = 200
-  c.sft.lr = 1e-3
+  c.sft.steps = 150
+  c.sft.lr = 2e-3
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task
 

@@ -121,7 +121,9 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     src = dict(nnx.to_flat_state(nnx.state(loaded, nnx.Param)))
     nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
   else:
-    cfg = model_lib.tiny_config(config.model.tiny, vocab_size=vocab_size, eos_token_id=eos_id,
+    sizes = {k: int(config.model[k]) for k in ("hidden_size", "num_layers", "intermediate_size")
+             if config.model.get(k)}
+    cfg = model_lib.tiny_config(config.model.tiny, **sizes, vocab_size=vocab_size, eos_token_id=eos_id,
                                 pad_token_id=pad_id, value_head="shared" if shared else "none",
                                 remat=config.model.remat, dtype=config.model.dtype,
                                 param_dtype=config.model.param_dtype)

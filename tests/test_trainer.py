@@ -15,6 +15,8 @@ TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s")
 def tiny_config(tasks_root, iterations=2, **overrides):
   c = default.get_config().unlock()
   c.model.tiny = "test"
+  c.model.hidden_size = c.model.num_layers = c.model.intermediate_size = 0  # the preset's sizes
+  c.tasks.difficulty = ""
   c.tasks.root = str(tasks_root)
   c.tasks.num_synthetic = 12
   c.trainer.iterations = iterations
