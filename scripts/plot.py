@@ -44,7 +44,8 @@ def plot_run(workdir: Path) -> list[Path]:
     summary = json.loads((workdir / "summary.json").read_text())
 
   fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-  for key, label in (("train/reward_mean", "reward (mean)"), ("train/success_rate", "success rate")):
+  for key, label in (("train/reward_mean", "reward (mean)"), ("train/success_rate", "success rate"),
+                     ("train/pass_fraction", "hidden tests passed (fraction)")):
     x, y = _series(rows, key)
     if x is not None:
       axes[0].plot(x, y, alpha=0.3)
