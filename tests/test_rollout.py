@@ -204,7 +204,7 @@ def test_record_is_json_and_has_model_and_sampling(tasks, renderer):
   [ep], _ = engine.run(tasks[:1])
   record = json.loads(json.dumps(ep.record))
   assert record["model"] == {"checkpoint": "ckpt/7", "step": 7}
-  assert record["sampling"] == {"temperature": 1.0, "top_p": 1.0}
+  assert record["sampling"] == {"temperature": config.sampling.temperature, "top_p": config.sampling.top_p}
   assert record["base_hash"] == rollout.repo_hash(tasks[0].repo_dir)
 
 
