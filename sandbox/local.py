@@ -113,6 +113,9 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   argv = [bwrap_path(), "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
           "--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
           "--hostname", "sandbox", "--cap-drop", "ALL", "--clearenv"]
+  # The private /tmp comes first: binds below may live under /tmp (a checkout or venv there)
+  # and must be mounted on top of it, not hidden by it.
+  argv += ["--size", str(config.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
   argv += ["--ro-bind", "/usr", "/usr"]
   for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
     if os.path.islink(top):
@@ -131,7 +134,6 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   for path in config.extra_ro_binds:
     argv += ["--ro-bind", path, path]
   argv += ["--proc", "/proc", "--dev", "/dev",
-           "--size", str(config.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp",
            "--ro-bind", runtime, SANDBOX_RUNTIME,
            "--bind", workspace, SANDBOX_WORKSPACE,
            "--bind", run_dir, SANDBOX_RUN,
