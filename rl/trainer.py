@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import resource
 import time
 from pathlib import Path
@@ -100,13 +99,6 @@ class KLController:
 
   def load_state_dict(self, state: dict) -> None:
     self.coef = float(state["coef"])
-
-
-@dataclasses.dataclass
-class Models:
-  policy_graphdef: Any
-  critic_graphdef: Any
-  model_config: model_lib.ModelConfig
 
 
 def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int):
@@ -308,7 +300,7 @@ class Trainer:
     print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
     return ok
 
-  def run_sft(self, writer: MetricWriter) -> dict:
+  def run_sft(self) -> dict:
     c = self.config
     demos = self.demonstrations()
     if not demos:
@@ -512,7 +504,7 @@ class Trainer:
     summary_path = self.workdir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if not self.sft_done:
-      sft_metrics = self.run_sft(self.writer)
+      sft_metrics = self.run_sft()
       summary.update({k.replace("/", "_"): v for k, v in sft_metrics.items()})
       if self.eval_tasks:
         sft_eval = self.evaluate(samples=c.trainer.final_eval_samples)
