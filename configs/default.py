@@ -106,6 +106,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.reward = ml_collections.ConfigDict()
   c.reward.scheme = "binary"  # binary | tiered | pass_rate | mle
   c.reward.process_rewards = False
+  # Grade against the hidden-test ids collected on the reference solution (once per task,
+  # cached): a test the agent's code makes disappear counts as missing, not as absent.
+  c.reward.expected_tests = True
   # Values of the schemes (docs/rewards.md); unset ones use rl.rewards.DEFAULTS.
   c.reward.compile_reward = 0.5  # tiered
   c.reward.pass_reward = 10.0  # tiered
@@ -195,10 +198,20 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft = ml_collections.ConfigDict()
   c.sft.enabled = True
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
-  c.sft.steps = 150
+  c.sft.steps = 200
   c.sft.lr = 2e-3
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task
+  # The scripted expert's habits (rl.policies.ScriptedExpert): how often it lists and reads
+  # files and runs the public tests before/after its edit, rewrites a whole file, and says a
+  # thought; `expert_minimal_edits` makes edit_file's `old` the shortest unique string.
+  # The default experiment keeps demonstrations short (~300-700 tokens) so the tiny model can
+  # learn them in a few minutes; the class defaults give longer, chattier trajectories.
+  c.sft.expert_explore_prob = 0.3
+  c.sft.expert_run_prob = 0.3
+  c.sft.expert_write_prob = 0.0
+  c.sft.expert_thought_prob = 0.3
+  c.sft.expert_minimal_edits = True
 
   # --- paper features ---------------------------------------------------------------
   c.instrumentation = ml_collections.ConfigDict()

@@ -69,6 +69,10 @@ _RANGES = (
     ("sandbox.exec_timeout_s", 0.0, math.inf, False),
     ("sampling.temperature", 0.0, math.inf, True),
     ("sampling.top_p", 0.0, 1.0, False),
+    ("sft.expert_explore_prob", 0.0, 1.0, True),
+    ("sft.expert_run_prob", 0.0, 1.0, True),
+    ("sft.expert_write_prob", 0.0, 1.0, True),
+    ("sft.expert_thought_prob", 0.0, 1.0, True),
 )
 
 _GROUP_ESTIMATORS = ("grpo", "drgrpo", "rloo")

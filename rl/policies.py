@@ -114,6 +114,66 @@ _EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the 
 _SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
 
 
+def _is_word(ch: str) -> bool:
+  return ch.isalnum() or ch == "_"
+
+
+def minimal_edit(text: str, old: str, new: str, min_chars: int = 4) -> tuple[str, str]:
+  """The shortest `edit_file` arguments that make the same change as replacing `old` by `new`.
+
+  The differing span of `old` is widened to whole words and then, a word (or a punctuation
+  character) at a time on alternating sides, until it occurs exactly once in `text` and holds
+  at least `min_chars` characters; `new` gets the same context. Falls back to `(old, new)` when
+  no shorter unique string exists inside `old`.
+  """
+  if old == new or text.count(old) != 1:
+    return old, new
+  pre = 0
+  while pre < min(len(old), len(new)) and old[pre] == new[pre]:
+    pre += 1
+  suf = 0
+  while suf < min(len(old), len(new)) - pre and old[-1 - suf] == new[-1 - suf]:
+    suf += 1
+  lo, hi = pre, len(old) - suf  # old[lo:hi] is what changes (may be empty: an insertion)
+  while lo > 0 and _is_word(old[lo - 1]) and (lo < len(old) and _is_word(old[lo])):
+    lo -= 1
+  while hi < len(old) and _is_word(old[hi]) and hi > 0 and _is_word(old[hi - 1]):
+    hi += 1
+
+  def grow_left(i: int) -> int:
+    if i == 0:
+      return i
+    i -= 1
+    while i > 0 and old[i].isspace() and old[i - 1] != "\n":  # spaces join the next token
+      i -= 1
+    while i > 0 and _is_word(old[i]) and _is_word(old[i - 1]):
+      i -= 1
+    return i
+
+  def grow_right(j: int) -> int:
+    if j >= len(old):
+      return j
+    j += 1
+    while j < len(old) and old[j - 1].isspace() and old[j - 1] != "\n":
+      j += 1
+    while j < len(old) and _is_word(old[j - 1]) and _is_word(old[j]):
+      j += 1
+    return j
+
+  side = 0
+  while lo > 0 or hi < len(old):
+    candidate = old[lo:hi]
+    if len(candidate.strip()) >= min_chars and text.count(candidate) == 1:
+      new_part = new[lo:len(new) - (len(old) - hi)]
+      return candidate, new_part
+    if (side == 0 and lo > 0) or hi >= len(old):
+      lo = grow_left(lo)
+    else:
+      hi = grow_right(hi)
+    side ^= 1
+  return old, new
+
+
 class ScriptedExpert(TextPolicy):
   """Solves tasks whose metadata carries the fix: `metadata["fix"] = [{"path", "old", "new"}]`.
 
@@ -123,8 +183,10 @@ class ScriptedExpert(TextPolicy):
   """
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
-               run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7):
+               run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
+               minimal_edits: bool = False):
     super().__init__(renderer)
+    self.minimal_edits = minimal_edits
     self.seed = seed
     self.explore_prob = explore_prob
     self.run_prob = run_prob
@@ -189,9 +251,14 @@ class ScriptedExpert(TextPolicy):
       if whole is not None:
         edits.append(whole)
         continue
+      current = (Path(task.repo_dir) / path).read_text(encoding="utf-8") if self.minimal_edits else ""
       for f in path_fixes:
+        old, new = f["old"], f["new"]
+        if self.minimal_edits:
+          old, new = minimal_edit(current, old, new)
+          current = current.replace(old, new, 1)
         edits.append(self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
-            "edit_file", {"path": path, "old": f["old"], "new": f["new"]}))
+            "edit_file", {"path": path, "old": old, "new": new}))
     optional_after: list[str] = []
     if test_cmd and rng.random() < self.run_prob:
       optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))

@@ -12,10 +12,12 @@ import collections
 import concurrent.futures as futures
 import dataclasses
 import hashlib
+import logging
 import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -157,6 +159,11 @@ class Evaluator:
     self.scheme = rewards.make_reward_scheme(config.reward)
     self._antihack = antihack
     self._rewards = rewards
+    reward_cfg = config.get("reward") if hasattr(config, "get") else None
+    self.use_expected_tests = bool(grade_fn is None and reward_cfg is not None
+                                   and reward_cfg.get("expected_tests", False))
+    self._expected: dict[str, list[str] | None] = {}
+    self._expected_lock = threading.Lock()
 
   def _make_judge(self) -> Any:
     # Asynchronous judging is the trainer's (rl.judge.JudgeQueue over the finished records);
@@ -193,9 +200,46 @@ class Evaluator:
     grade_fn = self._grade_fn
     if grade_fn is None:
       from sandbox.grading import grade as grade_fn  # pylint: disable=import-outside-toplevel
+    extra = {}
+    if self.use_expected_tests:
+      expected = self.expected_tests(task)
+      if expected is not None:
+        extra["expected_tests"] = expected
     return grade_fn(workspace_dir, str(task.tests_dir), hidden_tests_dest=task.hidden_tests_dest,
                     test_command=task.test_command, timeout_s=float(task.timeout_s),
-                    config=self.sandbox_config, pristine_dir=str(task.repo_dir))
+                    config=self.sandbox_config, pristine_dir=str(task.repo_dir), **extra)
+
+  def expected_tests(self, task: Any) -> list[str] | None:
+    """The hidden-test node ids that pytest collects on the reference solution, every one of
+    which must pass (a test the agent's code makes vanish counts as missing, not as absent).
+
+    Collected once per task version in a sandbox (and cached on disk by content digest); None
+    when the task has no `solution.patch` or the collection fails (then the tests that ran
+    define the total, as before).
+    """
+    key = f"{task.id}@{task.version}"
+    with self._expected_lock:  # grading threads: one collection per task
+      if key in self._expected:
+        return self._expected[key]
+      ids = None
+      patch = getattr(task, "solution_patch", None)
+      if patch:
+        from rl.tasks.patch import apply_patch  # pylint: disable=import-outside-toplevel
+        from sandbox.grading import collect_expected_tests  # pylint: disable=import-outside-toplevel
+        cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                             "rlcoder", "expected-tests")
+        try:
+          with tempfile.TemporaryDirectory(prefix="rlcoder-reference-") as ref:
+            shutil.copytree(task.repo_dir, ref, dirs_exist_ok=True, symlinks=True)
+            apply_patch(ref, patch)
+            ids = collect_expected_tests(ref, str(task.tests_dir), task.hidden_tests_dest, task.test_command,
+                                         config=self.sandbox_config, cache_dir=cache)
+        except Exception as e:  # pylint: disable=broad-except
+          logging.warning("task %s: collecting the expected tests failed (%s); grading counts "
+                          "the tests that ran", task.id, e)
+          ids = None
+      self._expected[key] = ids
+      return ids
 
   def grade_mle(self, task: Any, workspace_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Runs an MLE task's program in a fresh sandbox and grades its submission on the host.
@@ -224,6 +268,7 @@ class Evaluator:
     verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
     report = None
     reward_context: dict[str, Any] = {"final_run_index": 0}
+    solution = None
     if workspace_dir is not None:
       if getattr(task, "grader", "pytest") == "mle":
         report, mle_context = self.grade_mle(task, workspace_dir)
@@ -231,6 +276,9 @@ class Evaluator:
       else:
         report = self.grade(task, workspace_dir)
       initial, final = read_text_files(task.repo_dir), read_text_files(workspace_dir)
+      target = agent_lib.solution_file_for(task)
+      if target in final and self._keep_solution(task):  # for the self-improvement buffer
+        solution = {"path": target, "code": final[target]}
       if self.rule_engine is not None:
         context = context if context is not None else self.new_context(task)
         verdicts.append(self.rule_engine.check_diff(initial, final, context))
@@ -251,9 +299,25 @@ class Evaluator:
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
                                    turn_rewards=turn_rewards)
     passed = bool(report is not None and self._rewards.all_passed(report))
+    mle = report.get("mle") if isinstance(report, Mapping) else None
+    if solution is not None:  # what the program printed, for an improve-previous prompt
+      log = report.get("log") if isinstance(report, Mapping) else getattr(report, "log", "")
+      solution["output"] = _clip(str(log or ""), 4000)
     return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
             "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
-            "report": report}
+            "report": report, **({"mle": mle} if mle else {}), **({"solution": solution} if solution else {})}
+
+  def _keep_solution(self, task: Any) -> bool:
+    """Final programs go into the record for MLE tasks and whenever self-improvement is on."""
+    si = self.config.get("self_improve") if hasattr(self.config, "get") else None
+    return getattr(task, "grader", "pytest") == "mle" or bool(si is not None and si.get("enabled", False))
+
+
+def _clip(text: str, limit: int) -> str:
+  if len(text) <= limit:
+    return text
+  half = limit // 2
+  return f"{text[:half]}\n[... {len(text) - limit} characters cut ...]\n{text[-half:]}"
 
 
 def _tests_dict(report: Any) -> dict[str, int]:
@@ -682,6 +746,7 @@ class RolloutEngine:
         "duration_s": round(duration, 6), "mode": self.limits.mode, "group_id": run.group_id,
         "episode_id": run.id, "exec_time_s": round(run.exec_time_s, 6),
         **({"error": run.error} if run.error else {}),
+        **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
     }
     if self.writer is not None:
       self.writer.write(record)

@@ -31,11 +31,13 @@ from flax import nnx
 
 from rl import batching
 from rl import config as config_lib
+from rl import duration as duration_lib
 from rl import evaluation
 from rl import losses as losses_lib
 from rl import model as model_lib
 from rl import update as update_lib
 from rl.metrics import MetricWriter
+from rl.self_improve import SelfImprovement
 from rl.registry import ADVANTAGE_ESTIMATORS, DURATION_WEIGHTS
 
 
@@ -169,6 +171,8 @@ class Trainer:
                                                    self.policy_tx, self.critic_tx, self.settings)
     self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
     self.kl = KLController(config.algo.kl_coef, config.algo.kl_target)
+    self.self_improve = SelfImprovement.from_config(config.self_improve, total_steps=max(config.trainer.iterations, 1),
+                                                    seed=config.seed)
     self.iteration = 0
     self.sft_done = not config.sft.enabled
     self.host_extra: dict[str, Any] = {}
@@ -234,7 +238,8 @@ class Trainer:
   def host_state(self) -> dict:
     return {"iteration": self.iteration, "sft_done": self.sft_done, "kl": self.kl.state_dict(),
             "time_s": self.writer.elapsed_s() if hasattr(self, "writer") else 0.0,
-            "data_position": self.iteration, **self.host_extra}
+            "data_position": self.iteration, "self_improve": self.self_improve.state_dict(),
+            **self.host_extra}
 
   def device_state(self) -> dict:
     return {"train": self.state, "ref": self.ref_params if self.ref_params is not None else {}}
@@ -253,8 +258,10 @@ class Trainer:
       self.sft_done = bool(host["sft_done"])
       self.kl.load_state_dict(host["kl"])
       self.time_offset_s = float(host.get("time_s", 0.0))
+      if "self_improve" in host:
+        self.self_improve.load_state_dict(host["self_improve"])
       self.host_extra = {k: v for k, v in host.items()
-                         if k not in ("iteration", "sft_done", "kl", "time_s", "data_position")}
+                         if k not in ("iteration", "sft_done", "kl", "time_s", "data_position", "self_improve")}
       return f"resumed from {self.workdir / 'checkpoints'} at iteration {step}"
     if self.config.init_from:
       self._init_from(self.config.init_from)
@@ -285,6 +292,27 @@ class Trainer:
                                     split=self.config.tasks.split,
                                     difficulty=self.config.tasks.difficulty or None)
 
+  def with_improve_prompts(self, tasks: Sequence, iteration: int) -> list:
+    """Self-improvement: with the scheduled probability a task's statement becomes a prompt to
+    improve an earlier solution from the buffer (rl.self_improve); other tasks are unchanged."""
+    if not self.self_improve.enabled:
+      return list(tasks)
+    out = []
+    for task in tasks:
+      prompt, parent = self.self_improve.prompt(task.id, task.statement, iteration)
+      out.append(task if parent is None else dataclasses.replace(task, statement=prompt))
+    return out
+
+  def record_solutions(self, episodes: Sequence, iteration: int) -> None:
+    """Every graded final program (with its score and terminal output) goes into the buffer."""
+    if not self.self_improve.enabled:
+      return
+    for e in episodes:
+      solution = e.record.get("solution") or {}
+      if solution.get("code") and not (e.record.get("hack") or {}).get("flagged"):
+        self.self_improve.record(e.task_id, solution["code"], float(e.final_reward),
+                                 str(solution.get("output", "")), iteration)
+
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:
     from rl import policies
@@ -292,7 +320,10 @@ class Trainer:
     c = self.config
     if c.sft.demonstrations:
       return self.rollout_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
-    expert = policies.ScriptedExpert(self.renderer, seed=c.seed)
+    expert = policies.ScriptedExpert(
+        self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
+        write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
+        minimal_edits=c.sft.expert_minimal_edits)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
@@ -388,12 +419,13 @@ class Trainer:
     timings = {}
     t0 = time.perf_counter()
     temperature = self.temperature()
-    tasks = self.sample_tasks(it)
+    tasks = self.with_improve_prompts(self.sample_tasks(it), it)
     self._set_policy(temperature, seed=c.seed * 100_003 + it)
     self.engine.set_model_info(str(self.workdir), it, temperature)
     episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
     timings["time/rollout_s"] = time.perf_counter() - t0
     sample_tokens = sum(sum(e.action_mask) for e in episodes)
+    self.record_solutions(episodes, it)
 
     t1 = time.perf_counter()
     batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
@@ -414,8 +446,12 @@ class Trainer:
     advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
-    sample_weights = np.asarray(DURATION_WEIGHTS.get(c.algo.duration_weight)(
-        np.maximum(batch.durations, 1e-3)), np.float32)
+    # Duration-aware weights from each trajectory's final program run (rl.duration): floor,
+    # fixed charge for invalid outputs; padding rows (fully masked) weigh 1.
+    durations = duration_lib.trajectory_durations(episodes, floor_s=c.algo.duration_floor_s,
+                                                  invalid_s=c.algo.duration_invalid_s)
+    sample_weights = np.ones((B,), np.float32)
+    sample_weights[:len(episodes)] = DURATION_WEIGHTS.get(c.algo.duration_weight)(durations)
     token_weights = np.ones_like(mask)
     has_sampler = np.ones((B,), np.float32)
     if c.algo.tis_cap > 0:  # truncated importance weights against the sampler's log-probs
@@ -485,6 +521,9 @@ class Trainer:
     if fail:
       metrics["length/tokens_failure_mean"] = float(np.mean(fail))
     metrics.update(_hack_metrics(episodes))
+    metrics.update(_percentiles(durations, "duration/seconds"))
+    if self.self_improve.enabled:
+      metrics.update(self.self_improve.metrics(it))
     metrics.update(rollout_metrics)
     metrics.update(timings)
     if "actor/approx_kl" in metrics:

@@ -273,3 +273,35 @@ def test_rewriting_the_junit_report_at_exit_voids_the_report(task, tmp_path):
                  config=CONFIG.replace(fork_server=False), expected_tests=EXPECTED[:1])
   assert report.tampered and not report.all_passed
   assert report.runtime_evidence["grading_files"]
+
+
+def test_rollout_grading_counts_tests_the_agent_made_vanish(tmp_path, monkeypatch):
+  """The hidden tests are parametrised over a table in the agent's module; an agent that trims
+  the table to the rows it gets right passes every test that still runs. Graded against the ids
+  collected on the reference solution, the trimmed rows count as missing."""
+  from configs import default
+  from rl import rollout
+  from rl.tasks.format import write_task
+  from rl.tasks.patch import make_patch
+
+  monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+  buggy = "CASES = [(1, 2), (2, 4), (3, 6)]\n\ndef double(x):\n  return x * 2 if x < 3 else x\n"
+  fixed = buggy.replace("if x < 3 else x", "")
+  hidden = ("import pytest\nfrom mod import CASES, double\n\n@pytest.mark.parametrize('x,y', CASES)\n"
+            "def test_double(x, y):\n  assert double(x) == y\n")
+  task = write_task(tmp_path / "tasks", statement="Fix double.", repo_files={"mod.py": buggy},
+                    test_files={"test_mod.py": hidden}, metadata={"id": "vanish", "source": "fixture", "license": "MIT"},
+                    solution_patch=make_patch({"mod.py": buggy}, {"mod.py": fixed}))
+  trimmed = _workspace(tmp_path, task.repo_dir, {"mod.py": buggy.replace(", (3, 6)", "")}, name="trimmed")
+  good = _workspace(tmp_path, task.repo_dir, {"mod.py": fixed}, name="good")
+  config = default.get_config().unlock()
+  config.sandbox.exec_timeout_s = 30.0
+  config.reward.expected_tests = False
+  naive = rollout.Evaluator(config).grade(task, trimmed)
+  assert naive.all_passed and naive.total == 2  # the hole this closes
+  config.reward.expected_tests = True
+  evaluator = rollout.Evaluator(config)
+  report = evaluator.grade(task, trimmed)
+  assert not report.all_passed and report.total == 3 and report.outcomes[report.not_passed[0]] == "missing"
+  assert evaluator.grade(task, good).all_passed
+  assert list((tmp_path / "cache" / "rlcoder" / "expected-tests").glob("expected-*.json"))

@@ -96,3 +96,29 @@ def test_workdir_with_different_config_is_refused(tmp_path, tasks_root):
   with pytest.raises(trainer_lib.WorkdirError, match="different config"):
     trainer_lib.prepare_workdir(tiny_config(tasks_root, **{"algo.clip_high": 0.3}), tmp_path)
   trainer_lib.prepare_workdir(tiny_config(tasks_root, iterations=5), tmp_path)  # longer run: fine
+
+
+@pytest.mark.slow
+def test_self_improvement_and_duration_weights_are_wired(tmp_path, tasks_root):
+  cfg = tiny_config(tasks_root, iterations=1, **{
+      "self_improve.enabled": True, "self_improve.probability": 1.0, "algo.duration_weight": "inverse_log",
+      "trainer.eval_every": 0, "sft.enabled": False})
+  workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "si")
+  trainer = trainer_lib.Trainer(cfg, workdir)
+  trainer.run()
+  row = _rows(workdir)[-1]
+  assert row["self_improve/buffer_size"] > 0 and row["self_improve/probability"] == 1.0
+  assert row["duration/seconds_p10"] >= cfg.algo.duration_floor_s
+  records = [json.loads(l) for f in (workdir / "trajectories").glob("*.jsonl") for l in f.read_text().splitlines()]
+  with_code = [r for r in records if r.get("solution")]
+  assert with_code and all(r["solution"]["code"] for r in with_code)
+  # Every buffered task now gets an improve-previous prompt (probability 1) quoting its code.
+  buffered = [t for t in trainer.train_tasks if trainer.self_improve.buffer.entries(t.id)]
+  prompted = trainer.with_improve_prompts(buffered, 1)
+  for task, new in zip(buffered, prompted):
+    assert new.id == task.id and new.statement != task.statement
+    assert task.statement in new.statement and "Improve the previous solution" in new.statement
+  # The buffer is host state: a fresh trainer on the same workdir restores it.
+  again = trainer_lib.Trainer(cfg, workdir)
+  again.maybe_resume()
+  assert again.self_improve.state_dict()["buffer"] == trainer.self_improve.state_dict()["buffer"]
