@@ -109,6 +109,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Grade against the hidden-test ids collected on the reference solution (once per task,
   # cached): a test the agent's code makes disappear counts as missing, not as absent.
   c.reward.expected_tests = True
+  # Per-turn format reward for a message with no usable tool call (malformed JSON, unknown
+  # tool, missing arguments); any scheme, independent of process_rewards. 0 = off.
+  c.reward.invalid_call_penalty = 0.0
   # Values of the schemes (docs/rewards.md); unset ones use rl.rewards.DEFAULTS.
   c.reward.compile_reward = 0.5  # tiered
   c.reward.pass_reward = 10.0  # tiered
@@ -148,7 +151,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.value_lam = 1.0  # decoupled lambda for value targets
   c.algo.adaptive_lam_alpha = 0.0  # >0: policy lambda = 1 - 1/(alpha * L)
   c.algo.discount_per = "token"  # token | turn
-  c.algo.truncation = "bootstrap"  # bootstrap | terminal
+  # A cut episode (max_turns/max_tokens/timeout) is still graded and over: its reward is its
+  # whole future. "bootstrap" (+ V(last)) is for trajectories cut before grading (docs/algorithms.md).
+  c.algo.truncation = "terminal"  # terminal | bootstrap
   c.algo.whiten_advantages = True
   c.algo.clip_low = 0.2
   c.algo.clip_high = 0.2
@@ -176,7 +181,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.grad_clip = 1.0
   c.optim.ppo_epochs = 2
   c.optim.mini_batch_size = 8
-  c.optim.micro_batch_size = 8
+  c.optim.micro_batch_size = 4  # halves the update's activation memory (peak RSS < 4 GB)
   c.optim.critic_warmup_iterations = 0
   c.optim.critic_updates_per_policy_update = 1
 

@@ -556,7 +556,7 @@ def _turn_ends(batch: Mapping[str, Array], algo: Any, mask: Array) -> Array | No
 def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | None:
   """[B] bootstrap values: V(last action token) for truncated rows in "bootstrap" mode."""
   truncated = batch.get("truncated")
-  mode = _opt(algo, "truncation", "bootstrap")
+  mode = _opt(algo, "truncation", "terminal")
   if mode not in ("bootstrap", "terminal"):
     raise ValueError(f"config.algo.truncation must be 'bootstrap' or 'terminal', got {mode!r}")
   if truncated is None or mode == "terminal":
@@ -580,7 +580,7 @@ def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, flo
   truncated = batch.get("truncated")
   frac = float(np.mean(np.asarray(truncated, np.float32))) if truncated is not None else 0.0
   uses_critic = _opt(algo, "advantage_estimator", "gae") == "gae"
-  boot = float(uses_critic and _opt(algo, "truncation", "bootstrap") == "bootstrap")
+  boot = float(uses_critic and _opt(algo, "truncation", "terminal") == "bootstrap")
   return {"adv/truncated_frac": frac, "adv/truncation_bootstrapped": boot}
 
 

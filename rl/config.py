@@ -69,6 +69,7 @@ _RANGES = (
     ("sandbox.exec_timeout_s", 0.0, math.inf, False),
     ("sampling.temperature", 0.0, math.inf, True),
     ("sampling.top_p", 0.0, 1.0, False),
+    ("reward.invalid_call_penalty", -math.inf, 0.0, True),
     ("sft.expert_explore_prob", 0.0, 1.0, True),
     ("sft.expert_run_prob", 0.0, 1.0, True),
     ("sft.expert_write_prob", 0.0, 1.0, True),

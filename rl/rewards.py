@@ -37,6 +37,9 @@ DEFAULTS: dict[str, float] = {
     "newly_failing_penalty": -0.2,
     "repeat_command_penalty": -0.1,
     "turn_reward_min": -1.0,
+    # any scheme: a turn whose message holds no usable tool call (malformed JSON, unknown tool,
+    # missing arguments) earns this (<= 0); independent of process_rewards
+    "invalid_call_penalty": 0.0,
     # mle
     "invalid_reward": -10.0,
     "stage_bonus": 0.1,
@@ -109,6 +112,10 @@ class RewardScheme:
   def max_reward(self, context: Mapping[str, Any] | None = None) -> float:
     """The reward of a fully successful episode (for "hacks with full reward" counts)."""
     raise NotImplementedError
+
+  def call_penalty(self, valid_call: bool) -> float:
+    """Per-turn format reward: `invalid_call_penalty` for a message without a usable call."""
+    return 0.0 if valid_call else float(self.values["invalid_call_penalty"])
 
   def step(self, prev_state: "ProcessState | None", new_state: "ProcessState") -> float:
     """Per-turn process reward; 0 unless config.reward.process_rewards is set."""

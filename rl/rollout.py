@@ -300,9 +300,12 @@ class Evaluator:
                                    turn_rewards=turn_rewards)
     passed = bool(report is not None and self._rewards.all_passed(report))
     mle = report.get("mle") if isinstance(report, Mapping) else None
-    if solution is not None:  # what the program printed, for an improve-previous prompt
-      log = report.get("log") if isinstance(report, Mapping) else getattr(report, "log", "")
-      solution["output"] = _clip(str(log or ""), 4000)
+    if solution is not None:  # what an improve-previous prompt may show of the final run
+      if mle is not None:  # the program's own terminal output (instrumentation markers included)
+        solution["output"] = _clip(str(report.get("log") or ""), 4000)
+      else:  # hidden-test logs quote the hidden tests: only the counts
+        t = _tests_dict(report)
+        solution["output"] = f"hidden tests: {t['passed']} of {t['total']} passed"
     return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
             "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
             "report": report, **({"mle": mle} if mle else {}), **({"solution": solution} if solution else {})}
@@ -685,7 +688,7 @@ class RolloutEngine:
     # which is what the repeat-command check compares against.
     reward = float(self.evaluator.scheme.step(run.process_state.after(), new_state))
     run.process_state = new_state
-    return reward
+    return reward + self.evaluator.scheme.call_penalty(action.error is None)
 
   def _timed_out(self, run: _Run) -> bool:
     return (self.limits.episode_timeout_s is not None

@@ -300,7 +300,7 @@ class Trainer:
     out = []
     for task in tasks:
       prompt, parent = self.self_improve.prompt(task.id, task.statement, iteration)
-      out.append(task if parent is None else dataclasses.replace(task, statement=prompt))
+      out.append(task if parent is None else task.with_statement(prompt))
     return out
 
   def record_solutions(self, episodes: Sequence, iteration: int) -> None:

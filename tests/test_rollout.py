@@ -97,6 +97,20 @@ def test_malformed_calls_give_error_observations_and_the_episode_continues(tasks
   assert "binary" in steps[4]["observation"]
   assert "not found" in steps[6]["observation"]
   assert ep.final_reward == 0.0 and not ep.success
+  assert ep.turn_rewards == [0.0] * len(bad)  # no format penalty unless configured
+
+
+def test_invalid_call_penalty_charges_only_unusable_messages(tasks, renderer):
+  texts = ["no tool call at all", "<tool_call>{not json}</tool_call>",
+           '<tool_call>{"name": "read_file", "arguments": {}}</tool_call>',
+           '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "zzz", "new": "y"}}</tool_call>',
+           '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096).unlock()
+  config.reward.invalid_call_penalty = -0.1
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  # Three messages hold no usable call; a well-formed call whose edit fails is not a format error.
+  assert ep.turn_rewards == pytest.approx([-0.1, -0.1, -0.1, 0.0, 0.0])
+  assert [s["reward"] for s in ep.record["steps"]] == pytest.approx(ep.turn_rewards)
 
 
 def test_max_steps_and_max_tokens_limits(tasks, renderer):

@@ -106,12 +106,15 @@ def test_self_improvement_and_duration_weights_are_wired(tmp_path, tasks_root):
   workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "si")
   trainer = trainer_lib.Trainer(cfg, workdir)
   trainer.run()
+  saved = json.loads(json.dumps(trainer.self_improve.state_dict()))
   row = _rows(workdir)[-1]
   assert row["self_improve/buffer_size"] > 0 and row["self_improve/probability"] == 1.0
   assert row["duration/seconds_p10"] >= cfg.algo.duration_floor_s
   records = [json.loads(l) for f in (workdir / "trajectories").glob("*.jsonl") for l in f.read_text().splitlines()]
   with_code = [r for r in records if r.get("solution")]
   assert with_code and all(r["solution"]["code"] for r in with_code)
+  for r in with_code:  # hidden-test logs never reach a prompt: counts only
+    assert r["solution"]["output"].startswith("hidden tests:") and "assert" not in r["solution"]["output"]
   # Every buffered task now gets an improve-previous prompt (probability 1) quoting its code.
   buffered = [t for t in trainer.train_tasks if trainer.self_improve.buffer.entries(t.id)]
   prompted = trainer.with_improve_prompts(buffered, 1)
@@ -121,4 +124,4 @@ def test_self_improvement_and_duration_weights_are_wired(tmp_path, tasks_root):
   # The buffer is host state: a fresh trainer on the same workdir restores it.
   again = trainer_lib.Trainer(cfg, workdir)
   again.maybe_resume()
-  assert again.self_improve.state_dict()["buffer"] == trainer.self_improve.state_dict()["buffer"]
+  assert json.loads(json.dumps(again.self_improve.state_dict())) == saved

@@ -60,6 +60,10 @@ class Task:
       self._statement = (self.dir / "task.md").read_text(encoding="utf-8")
     return self._statement
 
+  def with_statement(self, statement: str) -> "Task":
+    """The same task with another statement (e.g. an improve-previous prompt); same id."""
+    return dataclasses.replace(self, _statement=statement)
+
   @property
   def repo_dir(self) -> pathlib.Path:
     return self.dir / "repo"
