@@ -167,8 +167,20 @@ class Trainer:
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
         critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))
     self.ref_params = None
+    # Data parallelism over every device (across processes): state replicated, each update's
+    # mini-batch split along the mesh's batch axes. One device: no shardings, no transfers.
+    self.mesh = self.state_sharding = self.row_sharding = None
+    shardings = {}
+    if jax.device_count() > 1:
+      from rl import distributed
+      self.mesh = distributed.make_mesh(config.mesh.shape, config.mesh.axes)
+      self.state_sharding = jax.tree.map(lambda _: distributed.replicated(self.mesh), self.state)
+      self.state = distributed.put_tree(self.state, self.state_sharding)
+      self.row_sharding = distributed.batch_sharding(self.mesh)
+      shardings = {"state_sharding": self.state_sharding,
+                   "batch_sharding": {k: self.row_sharding for k in _UPDATE_KEYS}}
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
-                                                   self.policy_tx, self.critic_tx, self.settings)
+                                                   self.policy_tx, self.critic_tx, self.settings, **shardings)
     self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
     self.kl = KLController(config.algo.kl_coef, config.algo.kl_target)
     self.self_improve = SelfImprovement.from_config(config.self_improve, total_steps=max(config.trainer.iterations, 1),
@@ -262,9 +274,11 @@ class Trainer:
         self.self_improve.load_state_dict(host["self_improve"])
       self.host_extra = {k: v for k, v in host.items()
                          if k not in ("iteration", "sft_done", "kl", "time_s", "data_position", "self_improve")}
+      self._place_state()
       return f"resumed from {self.workdir / 'checkpoints'} at iteration {step}"
     if self.config.init_from:
       self._init_from(self.config.init_from)
+      self._place_state()
       return f"initialised weights from {self.config.init_from}"
     return "started from scratch"
 
@@ -361,6 +375,7 @@ class Trainer:
       self.state = self.state.replace(critic=_copy(nnx.state(critic, nnx.Param)))
       self.state = self.state.replace(critic_opt=self.critic_tx.init(self.state.critic))
     self.state = self.state.replace(policy_opt=self.policy_tx.init(self.state.policy))
+    self._place_state()
     self.sft_done = True
     return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
             "sft/demonstrations": len(demos), "sft/time_s": time.perf_counter() - t0}
@@ -395,6 +410,18 @@ class Trainer:
                           jnp.asarray(batch.valid[s:s + mb]), jnp.float32(temperature))
       outs.append(jax.tree.map(np.asarray, out))
     return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+
+  def _place_state(self) -> None:
+    """Re-lays the train state on the mesh after it was replaced (SFT, init_from, resume)."""
+    if self.state_sharding is not None:
+      from rl import distributed
+      self.state = distributed.put_tree(jax.tree.map(np.asarray, self.state), self.state_sharding)
+
+  def _to_devices(self, mb: dict) -> dict:
+    if self.row_sharding is None:
+      return {k: jnp.asarray(v) for k, v in mb.items()}
+    from rl import distributed
+    return {k: distributed.global_array(v, self.row_sharding) for k, v in mb.items()}
 
   def _needs_ref(self) -> bool:
     return self.config.algo.kl_coef > 0 or self.config.algo.kl_target > 0
@@ -481,7 +508,7 @@ class Trainer:
         scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
                    "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
                    "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature)}
-        jmb = {k: jnp.asarray(v) for k, v in mb.items()}
+        jmb = self._to_devices(mb)
         for extra in range(c.optim.critic_updates_per_policy_update - 1 if has_critic else 0):
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, has_critic)
@@ -578,6 +605,11 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
+
+
+# The per-row arrays of an update mini-batch (rl.update.make_update_step).
+_UPDATE_KEYS = ("tokens", "valid", "mask", "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs",
+                "sampler_logprobs", "token_weights", "sample_weights", "has_sampler")
 
 
 def _pass_fraction(episode) -> float:

@@ -125,3 +125,29 @@ def test_self_improvement_and_duration_weights_are_wired(tmp_path, tasks_root):
   again = trainer_lib.Trainer(cfg, workdir)
   again.maybe_resume()
   assert json.loads(json.dumps(again.self_improve.state_dict())) == saved
+
+
+@pytest.mark.slow
+def test_trainer_on_two_fake_devices_matches_one(tmp_path, tasks_root):
+  """The trainer's data-parallel path (state replicated, mini-batches split over the mesh)
+  gives the same iteration as a single device: same rollouts, same losses up to reduction order."""
+  import os
+  import subprocess
+  import sys
+
+  script = Path(__file__).resolve().parent / "helpers" / "trainer_mesh_run.py"
+  results = {}
+  for devices in (1, 2):
+    env = {**os.environ, "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
+    proc = subprocess.run([sys.executable, str(script), str(tasks_root), str(tmp_path / f"d{devices}")],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1]
+    results[devices] = json.loads(line[len("RESULT "):])
+  one, two = results[1], results[2]
+  assert one["mesh"] is None and two["devices"] == 2 and two["mesh"] == {"data": 1, "fsdp": 2, "tensor": 1}
+  for key in ("train/reward_mean", "train/success_rate", "length/tokens_p50"):
+    assert two["row"][key] == one["row"][key], key  # rollouts do not depend on the mesh
+  for key in ("actor/pg_loss", "actor/entropy", "critic/value_loss", "actor/grad_norm", "critic/grad_norm"):
+    assert two["row"][key] == pytest.approx(one["row"][key], rel=2e-3, abs=1e-5), key
