@@ -147,7 +147,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.value_loss = "clipped"
   c.algo.group_size = 1  # episodes per task (G); >1 for group-relative estimators
   c.algo.gamma = 1.0
-  c.algo.lam = 0.95
+  # Policy lambda 1: the critic starts untrained, and with lam < 1 a success's reward reaches
+  # only its last few dozen tokens; after whitening its early tokens get the same negative
+  # advantage as a failure's (docs/algorithms.md). Values still use value_lam.
+  c.algo.lam = 1.0
   c.algo.value_lam = 1.0  # decoupled lambda for value targets
   c.algo.adaptive_lam_alpha = 0.0  # >0: policy lambda = 1 - 1/(alpha * L)
   c.algo.discount_per = "token"  # token | turn
@@ -187,7 +190,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
 
   # --- trainer -------------------------------------------------------------------
   c.trainer = ml_collections.ConfigDict()
-  c.trainer.iterations = 20
+  c.trainer.iterations = 30
   c.trainer.tasks_per_iteration = 8
   c.trainer.eval_every = 5
   c.trainer.eval_samples = 1
