@@ -301,8 +301,8 @@ class Evaluator:
     passed = bool(report is not None and self._rewards.all_passed(report))
     mle = report.get("mle") if isinstance(report, Mapping) else None
     if solution is not None:  # what an improve-previous prompt may show of the final run
-      if mle is not None:  # the program's own terminal output (instrumentation markers included)
-        solution["output"] = _clip(str(report.get("log") or ""), 4000)
+      if mle is not None:  # the program's own terminal output (markers included; clipped by the runner)
+        solution["output"] = str(report.get("log") or "")
       else:  # hidden-test logs quote the hidden tests: only the counts
         t = _tests_dict(report)
         solution["output"] = f"hidden tests: {t['passed']} of {t['total']} passed"
@@ -314,13 +314,6 @@ class Evaluator:
     """Final programs go into the record for MLE tasks and whenever self-improvement is on."""
     si = self.config.get("self_improve") if hasattr(self.config, "get") else None
     return getattr(task, "grader", "pytest") == "mle" or bool(si is not None and si.get("enabled", False))
-
-
-def _clip(text: str, limit: int) -> str:
-  if len(text) <= limit:
-    return text
-  half = limit // 2
-  return f"{text[:half]}\n[... {len(text) - limit} characters cut ...]\n{text[-half:]}"
 
 
 def _tests_dict(report: Any) -> dict[str, int]:

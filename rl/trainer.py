@@ -177,8 +177,7 @@ class Trainer:
       self.state_sharding = jax.tree.map(lambda _: distributed.replicated(self.mesh), self.state)
       self.state = distributed.put_tree(self.state, self.state_sharding)
       self.row_sharding = distributed.batch_sharding(self.mesh)
-      shardings = {"state_sharding": self.state_sharding,
-                   "batch_sharding": {k: self.row_sharding for k in _UPDATE_KEYS}}
+      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self.row_sharding}  # every row array
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
                                                    self.policy_tx, self.critic_tx, self.settings, **shardings)
     self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
@@ -605,11 +604,6 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
-
-
-# The per-row arrays of an update mini-batch (rl.update.make_update_step).
-_UPDATE_KEYS = ("tokens", "valid", "mask", "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs",
-                "sampler_logprobs", "token_weights", "sample_weights", "has_sampler")
 
 
 def _pass_fraction(episode) -> float:

@@ -13,15 +13,14 @@ at temperature 1. Medians over --repeats timed runs after a warm-up (compile) ru
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 
-DEFAULT_TORCH_PYTHON = "/work/torchenv/bin/python"
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
+
+from torch_compare import DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -44,46 +43,16 @@ def _torch_worker(args: argparse.Namespace) -> None:
                             top_p=1.0, temperature=1.0, max_new_tokens=args.new_tokens,
                             min_new_tokens=args.new_tokens, eos_token_id=None, pad_token_id=0)
 
-    generate()
-    times = []
-    for _ in range(args.repeats):
-      start = time.perf_counter()
-      out = generate()
-      times.append(time.perf_counter() - start)
-    assert out.shape[1] == args.prompt_len + args.new_tokens
-    results["single_s"] = statistics.median(times)
+    assert generate().shape[1] == args.prompt_len + args.new_tokens
+    results["single_s"] = median_time(generate, args.repeats)
   results["torch_threads"] = torch.get_num_threads()
-  print("TORCH_RESULT " + json.dumps(results))
+  print_result(results)
 
 
 def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
-  try:
-    import torch  # noqa: F401
-    python = sys.executable
-  except ImportError:
-    python = args.torch_python
-    if not python or not os.path.exists(python):
-      print(f"transformers comparison skipped: no torch here and no interpreter at {python!r}")
-      return None
-  cmd = [python, os.path.abspath(__file__), "--torch-worker", "--hf-checkpoint", checkpoint,
-         "--batch", str(args.batch), "--prompt-len", str(args.prompt_len), "--new-tokens",
-         str(args.new_tokens), "--repeats", str(args.repeats)]
-  proc = subprocess.run(cmd, capture_output=True, text=True)
-  for line in proc.stdout.splitlines():
-    if line.startswith("TORCH_RESULT "):
-      return json.loads(line[len("TORCH_RESULT "):])
-  print("transformers comparison failed:\n" + proc.stdout[-2000:] + proc.stderr[-4000:])
-  return None
-
-
-def _median_time(fn, repeats: int) -> float:
-  fn()  # compile
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    fn()
-    times.append(time.perf_counter() - start)
-  return statistics.median(times)
+  return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--prompt-len",
+                               str(args.prompt_len), "--new-tokens", str(args.new_tokens), "--repeats",
+                               str(args.repeats)], args.torch_python, "transformers")
 
 
 def main() -> None:
@@ -137,7 +106,7 @@ def main() -> None:
                          rng=jax.random.key(next(calls)))
     assert all(len(t) == args.new_tokens for t in out.tokens)
 
-  ours_s = _median_time(ours, args.repeats)
+  ours_s = median_time(ours, args.repeats)
   generated = args.batch * args.new_tokens
   print(f"ours: batch {args.batch} prompt {args.prompt_len} new {args.new_tokens}: "
         f"{ours_s:.3f} s median, {generated / ours_s:,.0f} tokens/s")
@@ -170,8 +139,8 @@ def main() -> None:
                                   rng=jax.random.key(turn))
         history = [h + t + o for h, t, o in zip(history, out.tokens, observations[turn])]
 
-    cached_s = _median_time(multi_turn, args.repeats)
-    prefill_s = _median_time(re_prefill, args.repeats)
+    cached_s = median_time(multi_turn, args.repeats)
+    prefill_s = median_time(re_prefill, args.repeats)
     tokens = args.batch * args.turns * args.turn_tokens
     print(f"multi-turn ({args.turns} turns x {args.turn_tokens} new, {args.obs_tokens} observation "
           f"tokens between): cache {cached_s:.3f} s ({tokens / cached_s:,.0f} tokens/s), "

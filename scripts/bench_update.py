@@ -12,15 +12,14 @@ the torch interpreter is found). Medians over --repeats steps after a warm-up st
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 
-DEFAULT_TORCH_PYTHON = "/work/torchenv/bin/python"
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
+
+from torch_compare import DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -54,33 +53,12 @@ def _torch_worker(args: argparse.Namespace) -> None:
     loss.backward()
     optimizer.step()
 
-  step()
-  times = []
-  for _ in range(args.repeats):
-    start = time.perf_counter()
-    step()
-    times.append(time.perf_counter() - start)
-  print("TORCH_RESULT " + json.dumps({"step_s": statistics.median(times),
-                                      "torch_threads": torch.get_num_threads()}))
+  print_result({"step_s": median_time(step, args.repeats), "torch_threads": torch.get_num_threads()})
 
 
 def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
-  try:
-    import torch  # noqa: F401
-    python = sys.executable
-  except ImportError:
-    python = args.torch_python
-    if not python or not os.path.exists(python):
-      print(f"PyTorch comparison skipped: no torch here and no interpreter at {python!r}")
-      return None
-  cmd = [python, os.path.abspath(__file__), "--torch-worker", "--hf-checkpoint", checkpoint,
-         "--batch", str(args.batch), "--seq-len", str(args.seq_len), "--repeats", str(args.repeats)]
-  proc = subprocess.run(cmd, capture_output=True, text=True)
-  for line in proc.stdout.splitlines():
-    if line.startswith("TORCH_RESULT "):
-      return json.loads(line[len("TORCH_RESULT "):])
-  print("PyTorch comparison failed:\n" + proc.stdout[-2000:] + proc.stderr[-4000:])
-  return None
+  return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--seq-len",
+                               str(args.seq_len), "--repeats", str(args.repeats)], args.torch_python, "PyTorch")
 
 
 def main() -> None:
@@ -162,15 +140,12 @@ def main() -> None:
     updates, opt_state = optimizer.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state, loss
 
-  params, opt_state, loss = update(params, opt_state, batch)
-  jax.block_until_ready(loss)
-  times = []
-  for _ in range(args.repeats):
-    start = time.perf_counter()
+  def one_update():
+    nonlocal params, opt_state
     params, opt_state, loss = update(params, opt_state, batch)
-    jax.block_until_ready(loss)
-    times.append(time.perf_counter() - start)
-  ours_s = statistics.median(times)
+    return loss
+
+  ours_s = median_time(one_update, args.repeats, ready=jax.block_until_ready)
   tokens = b * t
   print(f"model: {args.hf_checkpoint or args.preset} ({policy.config.num_params() / 1e6:.1f}M "
         f"params), value head: {args.value_head}, remat: {args.remat}, B={b} T={t}")
