@@ -183,6 +183,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.schedule = "constant"  # constant | cosine | linear
   c.optim.warmup_steps = 0
   c.optim.weight_decay = 0.0
+  c.optim.policy_adam_eps = 1e-8
+  c.optim.adam_b2 = 0.95
   c.optim.grad_clip = 1.0
   c.optim.ppo_epochs = 2
   c.optim.mini_batch_size = 8
@@ -194,6 +196,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer = ml_collections.ConfigDict()
   c.trainer.iterations = 30
   c.trainer.tasks_per_iteration = 8
+  # "epoch": shuffled passes over the training tasks, each task once per pass (less noise in the
+  # per-iteration success rate than independent draws); "replacement": independent uniform draws.
+  c.trainer.task_sampling = "epoch"
   c.trainer.eval_every = 5
   c.trainer.eval_samples = 1
   c.trainer.eval_temperature = 0.0  # 0 = greedy decoding for evaluation

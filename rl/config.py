@@ -29,6 +29,7 @@ _ENUMS = {
     "algo.truncation": ("bootstrap", "terminal"),
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
+    "trainer.task_sampling": ("epoch", "replacement"),
     "model.dtype": ("float32", "bfloat16", "float16"),
     "model.param_dtype": ("float32", "bfloat16", "float16"),
 }
@@ -51,6 +52,8 @@ _RANGES = (
     ("optim.policy_lr", 0.0, math.inf, False),
     ("optim.critic_lr", 0.0, math.inf, False),
     ("optim.grad_clip", 0.0, math.inf, True),
+    ("optim.policy_adam_eps", 0.0, math.inf, False),
+    ("optim.adam_b2", 0.0, 1.0, True),
     ("optim.ppo_epochs", 1, math.inf, True),
     ("optim.mini_batch_size", 1, math.inf, True),
     ("optim.micro_batch_size", 1, math.inf, True),

@@ -159,10 +159,11 @@ class Trainer:
     o = config.optim
     self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip)
+                                               grad_clip=o.grad_clip, eps=o.get("policy_adam_eps", 1e-8),
+                                               b2=o.get("adam_b2", 0.95))
     self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip)
+                                               grad_clip=o.grad_clip, b2=o.get("adam_b2", 0.95))
     self.state = _copy(update_lib.TrainState(
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
         critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))
@@ -299,11 +300,14 @@ class Trainer:
 
   # -- data ----------------------------------------------------------------------------------------
   def sample_tasks(self, iteration: int) -> list:
-    """Deterministic per iteration (resume-safe): source by weight, then a task."""
-    rng = np.random.default_rng([self.config.seed, iteration, 17])
-    return self.task_mixture.sample(self.config.trainer.tasks_per_iteration, rng=rng,
-                                    split=self.config.tasks.split,
-                                    difficulty=self.config.tasks.difficulty or None)
+    """Deterministic per iteration (resume-safe): source by weight, then a task; "epoch" walks
+    shuffled passes over each source (every task once per pass), "replacement" draws uniformly."""
+    c = self.config
+    kw = dict(split=c.tasks.split, difficulty=c.tasks.difficulty or None)
+    if c.trainer.task_sampling == "epoch":
+      return self.task_mixture.epoch_batch(c.trainer.tasks_per_iteration, iteration, seed=c.seed, **kw)
+    rng = np.random.default_rng([c.seed, iteration, 17])
+    return self.task_mixture.sample(c.trainer.tasks_per_iteration, rng=rng, **kw)
 
   def with_improve_prompts(self, tasks: Sequence, iteration: int) -> list:
     """Self-improvement: with the scheduled probability a task's statement becomes a prompt to

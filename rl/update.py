@@ -73,7 +73,15 @@ class UpdateSettings:
 
 
 def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
-                   weight_decay: float = 0.0, grad_clip: float = 0.0) -> optax.GradientTransformation:
+                   weight_decay: float = 0.0, grad_clip: float = 0.0, eps: float = 1e-8,
+                   b2: float = 0.95) -> optax.GradientTransformation:
+  """Global-norm clipping then AdamW with a warm-up + schedule.
+
+  `eps` matters for RL on small batches: with the default 1e-8, a parameter whose gradient is
+  pure noise moves as far per step as one with a consistent signal (Adam's update is about
+  lr * sign(g) while its moments are young). An `eps` near the typical gradient magnitude
+  damps those steps (docs/algorithms.md, "Optimiser").
+  """
   total_steps = max(total_steps, warmup_steps + 1)
   if schedule == "constant":
     sched = optax.join_schedules([optax.linear_schedule(0.0, lr, warmup_steps), optax.constant_schedule(lr)],
@@ -87,7 +95,7 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
   else:
     raise ValueError(f"unknown learning-rate schedule {schedule!r}")
   parts = [optax.clip_by_global_norm(grad_clip)] if grad_clip > 0 else []
-  parts.append(optax.adamw(sched, b1=0.9, b2=0.95, weight_decay=weight_decay))
+  parts.append(optax.adamw(sched, b1=0.9, b2=b2, eps=eps, weight_decay=weight_decay))
   return optax.chain(*parts)
 
 
@@ -256,4 +264,6 @@ def explained_variance(values: np.ndarray, returns: np.ndarray, mask: np.ndarray
   if m.sum() < 2:
     return float("nan")
   var_r = np.var(returns[m])
-  return float(1.0 - np.var(returns[m] - values[m]) / var_r) if var_r > 0 else float("nan")
+  # Returns that are constant up to rounding (every episode failed) explain nothing: NaN, not
+  # 1 - x / 1e-30.
+  return float(1.0 - np.var(returns[m] - values[m]) / var_r) if var_r > 1e-10 else float("nan")

@@ -172,3 +172,30 @@ def test_dir_source_and_weighted_mixture(tmp_path):
     TASK_SOURCES.get("nope")
   assert {"dir", "synthetic"} <= set(TASK_SOURCES.names())
   assert isinstance(mix.tasks()[0], Task)
+
+
+def test_epoch_batches_cover_every_task_once_per_pass(tmp_path):
+  root_a, root_b = tmp_path / "a", tmp_path / "b"
+  for i in range(5):
+    _write(root_a, f"a{i}")
+  for i in range(2):
+    _write(root_b, f"b{i}")
+  mix = TaskMixture([("a", 1.0, load_task_root(root_a)), ("b", 1.0, load_task_root(root_b))])
+  single = TaskMixture([("a", 1.0, load_task_root(root_a))])
+  # One source: consecutive batches walk shuffled passes; each pass holds every task once.
+  stream = [t.id for i in range(5) for t in single.epoch_batch(3, i, seed=4)]
+  for p in range(3):
+    assert sorted(stream[5 * p:5 * p + 5]) == [f"a{i}" for i in range(5)]
+  assert stream[:5] != stream[5:10] or stream[5:10] != stream[10:15]  # reshuffled per pass
+  # Deterministic in (seed, index), independent of call order (resume-safe).
+  assert [t.id for t in single.epoch_batch(3, 3, seed=4)] == stream[9:12]
+  # Two sources: every source's own stream is a sequence of full passes too.
+  ids = [t.id for i in range(40) for t in mix.epoch_batch(4, i, seed=0)]
+  for prefix, size in (("a", 5), ("b", 2)):
+    own = [x for x in ids if x.startswith(prefix)]
+    whole = len(own) // size * size
+    for p in range(0, whole, size):
+      assert sorted(own[p:p + size]) == sorted(f"{prefix}{i}" for i in range(size))
+  assert 0.4 < sum(x.startswith("a") for x in ids) / len(ids) < 0.6  # weights 1:1
+  with pytest.raises(TaskError):
+    mix.epoch_batch(1, 0, split="test")

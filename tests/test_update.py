@@ -111,3 +111,25 @@ def test_sft_step_lowers_nll():
     params, opt, metrics = step(params, opt, jb)
     nlls.append(float(metrics["sft/nll"]))
   assert nlls[-1] < nlls[0] - 0.5
+
+
+def test_explained_variance_is_nan_for_constant_returns():
+  mask = np.ones((2, 4), np.float32)
+  values = np.full((2, 4), 0.3, np.float32)
+  assert np.isnan(update_lib.explained_variance(values, np.full((2, 4), 1e-9, np.float32), mask))
+  returns = np.array([[0.0] * 4, [1.0] * 4], np.float32)
+  assert update_lib.explained_variance(returns, returns, mask) == pytest.approx(1.0)
+  assert update_lib.explained_variance(values, returns, mask) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_adam_eps_damps_noise_sized_steps():
+  """With a large eps a parameter with a tiny gradient barely moves; with 1e-8 its first
+  step is about lr (Adam's sign-like start), whatever the gradient's size."""
+  params = {"w": jnp.zeros(2)}
+  grads = {"w": jnp.array([1e-6, 1.0])}
+  for eps, moves_small in ((1e-8, True), (1e-3, False)):
+    tx = update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, eps=eps)
+    updates, _ = tx.update(grads, tx.init(params), params)
+    small, large = np.abs(np.asarray(updates["w"]))
+    assert large == pytest.approx(0.1, rel=1e-2)
+    assert (small > 0.05) == moves_small

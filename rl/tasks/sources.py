@@ -90,6 +90,41 @@ class TaskMixture:
   def sample(self, n: int, rng: Any = 0, split: str | None = None, difficulty: str | None = None) -> list[Task]:
     """`n` tasks drawn with replacement: source by weight, then uniformly within it."""
     rng = _rng(rng)
+    pools = self._pools(split, difficulty)
+    weights = [w for _, w, _ in pools]
+    out = []
+    for _ in range(n):
+      _, _, pool = rng.choices(pools, weights=weights)[0]
+      out.append(pool[rng.randrange(len(pool))])
+    return out
+
+  def epoch_batch(self, n: int, index: int, seed: int = 0, split: str | None = None,
+                  difficulty: str | None = None) -> list[Task]:
+    """Batch `index` of an epoch-style stream: each source is walked through a fresh shuffle of
+    its tasks, pass after pass, so within a pass every task appears once (sampling without
+    replacement); a batch's slots pick their source by weight. Deterministic in (seed, index):
+    a resumed run draws the same batches, and batch i does not depend on who asked for i-1."""
+    pools = [(w, pool) for _, w, pool in self._pools(split, difficulty)]
+    weights = [w for w, _ in pools]
+    drawn = [0] * len(pools)  # tasks taken from each source before this batch
+    slot_rng = random.Random(f"{seed}:slots")
+    picks: list[int] = []
+    for b in range(index + 1):
+      picks = slot_rng.choices(range(len(pools)), weights=weights, k=n) if len(pools) > 1 else [0] * n
+      if b < index:
+        for p in picks:
+          drawn[p] += 1
+    out = []
+    for p in picks:
+      pool = pools[p][1]
+      epoch, pos = divmod(drawn[p], len(pool))
+      order = list(range(len(pool)))
+      random.Random(f"{seed}:{p}:{epoch}").shuffle(order)
+      out.append(pool[order[pos]])
+      drawn[p] += 1
+    return out
+
+  def _pools(self, split: str | None, difficulty: str | None) -> list[tuple[str, float, list[Task]]]:
     pools = []
     for name, weight, tasks in self.sources:
       pool = [t for t in tasks if (split is None or t.split == split)
@@ -99,12 +134,7 @@ class TaskMixture:
     if not pools:
       raise TaskError(f"no tasks for split={split!r} difficulty={difficulty!r} in sources "
                       f"{[s[0] for s in self.sources]}")
-    weights = [w for _, w, _ in pools]
-    out = []
-    for _ in range(n):
-      _, _, pool = rng.choices(pools, weights=weights)[0]
-      out.append(pool[rng.randrange(len(pool))])
-    return out
+    return pools
 
   def __len__(self) -> int:
     return len(self.tasks())
