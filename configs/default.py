@@ -176,9 +176,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
 
   # --- optimisation --------------------------------------------------------------
   c.optim = ml_collections.ConfigDict()
-  # Small: with Adam, 2e-4 moved single tokens' log-probs by up to 10 nats in one iteration and
-  # the policy drifted; SFT (supervised, consistent gradients) uses 2e-3.
-  c.optim.policy_lr = 3e-5
+  # PPO on this tiny model is flat at lr <= 1e-4 and drifts (entropy up, success down) at
+  # >= 2e-4, whatever the advantage whitening or Adam eps (README, "What was tried").
+  c.optim.policy_lr = 5e-5
   c.optim.critic_lr = 1e-3
   c.optim.schedule = "constant"  # constant | cosine | linear
   c.optim.warmup_steps = 0
@@ -187,14 +187,14 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.adam_b2 = 0.95
   c.optim.grad_clip = 1.0
   c.optim.ppo_epochs = 2
-  c.optim.mini_batch_size = 8
+  c.optim.mini_batch_size = 4  # 4 Adam steps per epoch: more, smaller steps average out noise
   c.optim.micro_batch_size = 4  # halves the update's activation memory (peak RSS < 4 GB)
   c.optim.critic_warmup_iterations = 0
   c.optim.critic_updates_per_policy_update = 1
 
   # --- trainer -------------------------------------------------------------------
   c.trainer = ml_collections.ConfigDict()
-  c.trainer.iterations = 30
+  c.trainer.iterations = 16  # with 240 SFT steps: about 14 minutes on 2 cores
   c.trainer.tasks_per_iteration = 8
   # "epoch": shuffled passes over the training tasks, each task once per pass (less noise in the
   # per-iteration success rate than independent draws); "replacement": independent uniform draws.
@@ -213,7 +213,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft = ml_collections.ConfigDict()
   c.sft.enabled = True
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
-  c.sft.steps = 200
+  c.sft.steps = 240  # 200: success 0.2 at T=0.7 on the training tasks; 240: 0.64; 300: ~0.9
   c.sft.lr = 2e-3
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task

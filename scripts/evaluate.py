@@ -31,6 +31,7 @@ _CONFIG = config_flags.DEFINE_config_file("config", "configs/default.py", "Base 
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "A run directory of ours or a Hugging Face directory.")
 _TASKS = flags.DEFINE_string("tasks", None, "Task root to evaluate on.")
 _SPLIT = flags.DEFINE_string("split", None, "Only tasks of this split (default: all).")
+_DIFFICULTY = flags.DEFINE_string("difficulty", None, "Only tasks of this difficulty (default: all).")
 _N = flags.DEFINE_integer("n", 1, "Samples per task.")
 _K = flags.DEFINE_list("k", ["1"], "k values for pass@k (k <= n).")
 _TEMPERATURE = flags.DEFINE_float("temperature", None, "Sampling temperature (default: greedy for n=1).")
@@ -90,8 +91,10 @@ def main(argv):
   config.trainer.tasks_per_iteration = max(1, min(config.trainer.tasks_per_iteration, 8))
   config.optim.mini_batch_size = config.optim.micro_batch_size = 1
   tasks = load_task_root(_TASKS.value, split=_SPLIT.value)
+  if _DIFFICULTY.value:
+    tasks = [t for t in tasks if t.difficulty == _DIFFICULTY.value]
   if not tasks:
-    raise SystemExit(f"no tasks in {_TASKS.value} (split {_SPLIT.value})")
+    raise SystemExit(f"no tasks in {_TASKS.value} (split {_SPLIT.value}, difficulty {_DIFFICULTY.value})")
   workdir = tempfile.mkdtemp(prefix="evaluate-")
   trainer = trainer_lib.Trainer(config.lock(), trainer_lib.prepare_workdir(config, workdir))
   if config.init_from:
