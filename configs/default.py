@@ -112,6 +112,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Per-turn format reward for a message with no usable tool call (malformed JSON, unknown
   # tool, missing arguments); any scheme, independent of process_rewards. 0 = off.
   c.reward.invalid_call_penalty = 0.0
+  # Per-turn reward for a well-formed call whose tool reports an error (no such file, `old`
+  # not found); a failing test run is not a tool error. 0 = off.
+  c.reward.tool_error_penalty = 0.0
   # Values of the schemes (docs/rewards.md); unset ones use rl.rewards.DEFAULTS.
   c.reward.compile_reward = 0.5  # tiered
   c.reward.pass_reward = 10.0  # tiered

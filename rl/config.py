@@ -73,6 +73,7 @@ _RANGES = (
     ("sampling.temperature", 0.0, math.inf, True),
     ("sampling.top_p", 0.0, 1.0, False),
     ("reward.invalid_call_penalty", -math.inf, 0.0, True),
+    ("reward.tool_error_penalty", -math.inf, 0.0, True),
     ("sft.expert_explore_prob", 0.0, 1.0, True),
     ("sft.expert_run_prob", 0.0, 1.0, True),
     ("sft.expert_write_prob", 0.0, 1.0, True),

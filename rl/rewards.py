@@ -40,6 +40,10 @@ DEFAULTS: dict[str, float] = {
     # any scheme: a turn whose message holds no usable tool call (malformed JSON, unknown tool,
     # missing arguments) earns this (<= 0); independent of process_rewards
     "invalid_call_penalty": 0.0,
+    # any scheme: a well-formed call whose tool reports an error to the agent (no such file, an
+    # `old` string not in the file, an empty command) earns this (<= 0). A `run` whose command
+    # exits non-zero is not a tool error.
+    "tool_error_penalty": 0.0,
     # mle
     "invalid_reward": -10.0,
     "stage_bonus": 0.1,
@@ -113,9 +117,12 @@ class RewardScheme:
     """The reward of a fully successful episode (for "hacks with full reward" counts)."""
     raise NotImplementedError
 
-  def call_penalty(self, valid_call: bool) -> float:
-    """Per-turn format reward: `invalid_call_penalty` for a message without a usable call."""
-    return 0.0 if valid_call else float(self.values["invalid_call_penalty"])
+  def call_penalty(self, valid_call: bool, tool_ok: bool = True) -> float:
+    """Per-turn reward for the call itself: `invalid_call_penalty` for a message without a
+    usable call, else `tool_error_penalty` when the tool reported an error."""
+    if not valid_call:
+      return float(self.values["invalid_call_penalty"])
+    return 0.0 if tool_ok else float(self.values["tool_error_penalty"])
 
   def step(self, prev_state: "ProcessState | None", new_state: "ProcessState") -> float:
     """Per-turn process reward; 0 unless config.reward.process_rewards is set."""

@@ -681,7 +681,9 @@ class RolloutEngine:
     # which is what the repeat-command check compares against.
     reward = float(self.evaluator.scheme.step(run.process_state.after(), new_state))
     run.process_state = new_state
-    return reward + self.evaluator.scheme.call_penalty(action.error is None)
+    # A command that ran and exited non-zero (failing tests) is not a tool error.
+    tool_ok = outcome.ok or outcome.exit_code is not None
+    return reward + self.evaluator.scheme.call_penalty(action.error is None, tool_ok)
 
   def _timed_out(self, run: _Run) -> bool:
     return (self.limits.episode_timeout_s is not None

@@ -113,6 +113,23 @@ def test_invalid_call_penalty_charges_only_unusable_messages(tasks, renderer):
   assert [s["reward"] for s in ep.record["steps"]] == pytest.approx(ep.turn_rewards)
 
 
+def test_tool_error_penalty_charges_failed_tool_calls_only(tasks, renderer):
+  texts = ["<tool_call>{not json}</tool_call>",
+           '<tool_call>{"name": "read_file", "arguments": {"path": "no_such_file.py"}}</tool_call>',
+           '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "zzz", "new": "y"}}</tool_call>',
+           '<tool_call>{"name": "run", "arguments": {"command": "exit 3"}}</tool_call>',
+           '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>',
+           '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096).unlock()
+  config.reward.invalid_call_penalty = -0.1
+  config.reward.tool_error_penalty = -0.05
+  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  # Unparseable: the format penalty; missing file and absent `old`: the tool-error penalty; a
+  # command that exits non-zero ran fine as far as the tool is concerned.
+  assert ep.turn_rewards == pytest.approx([-0.1, -0.05, -0.05, 0.0, 0.0, 0.0])
+  assert [s["reward"] for s in ep.record["steps"]] == pytest.approx(ep.turn_rewards)
+
+
 def test_max_steps_and_max_tokens_limits(tasks, renderer):
   looping = policies.CallbackPolicy(
       renderer, lambda r: '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>')
