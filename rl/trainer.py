@@ -159,11 +159,10 @@ class Trainer:
     o = config.optim
     self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip, eps=o.get("policy_adam_eps", 1e-8),
-                                               b2=o.get("adam_b2", 0.95))
+                                               grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2)
     self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip, b2=o.get("adam_b2", 0.95))
+                                               grad_clip=o.grad_clip, b2=o.adam_b2)
     self.state = _copy(update_lib.TrainState(
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
         critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))

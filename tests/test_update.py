@@ -116,7 +116,9 @@ def test_sft_step_lowers_nll():
 def test_explained_variance_is_nan_for_constant_returns():
   mask = np.ones((2, 4), np.float32)
   values = np.full((2, 4), 0.3, np.float32)
-  assert np.isnan(update_lib.explained_variance(values, np.full((2, 4), 1e-9, np.float32), mask))
+  rounding = np.array([[0.0] * 4, [1e-7] * 4], np.float32)  # variance ~2.5e-15: not a real spread
+  spread = np.array([[0.3] * 4, [0.5] * 4], np.float32)  # (a plain ratio would give about -4e12)
+  assert np.isnan(update_lib.explained_variance(spread, rounding, mask))
   returns = np.array([[0.0] * 4, [1.0] * 4], np.float32)
   assert update_lib.explained_variance(returns, returns, mask) == pytest.approx(1.0)
   assert update_lib.explained_variance(values, returns, mask) == pytest.approx(0.0, abs=1e-6)

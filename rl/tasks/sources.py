@@ -106,15 +106,17 @@ class TaskMixture:
     a resumed run draws the same batches, and batch i does not depend on who asked for i-1."""
     pools = [(w, pool) for _, w, pool in self._pools(split, difficulty)]
     weights = [w for w, _ in pools]
-    drawn = [0] * len(pools)  # tasks taken from each source before this batch
     slot_rng = random.Random(f"{seed}:slots")
-    picks: list[int] = []
-    for b in range(index + 1):
-      picks = slot_rng.choices(range(len(pools)), weights=weights, k=n) if len(pools) > 1 else [0] * n
-      if b < index:
-        for p in picks:
-          drawn[p] += 1
+
+    def slots() -> list[int]:  # each slot's source
+      return slot_rng.choices(range(len(pools)), weights=weights, k=n) if len(pools) > 1 else [0] * n
+
+    drawn = [0] * len(pools)  # tasks taken from each source before this batch
+    for _ in range(index):
+      for p in slots():
+        drawn[p] += 1
     out = []
+    picks = slots()
     for p in picks:
       pool = pools[p][1]
       epoch, pos = divmod(drawn[p], len(pool))
