@@ -164,6 +164,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.clip_low = 0.2
   c.algo.clip_high = 0.2
   c.algo.clip_c = 3.0
+  # Multiplies negative advantages after the estimator: 1 = plain PPO; 0 = reinforce only
+  # better-than-expected tokens (docs/algorithms.md, "Negative advantages").
+  c.algo.negative_advantage_scale = 1.0
   c.algo.value_clip = 0.5
   c.algo.loss_agg = "token-mean"
   c.algo.entropy_coef = 0.0

@@ -429,6 +429,25 @@ def masked_whiten(x: Array, mask: Array, *, shift_mean: bool = True, eps: float 
   return _masked_whiten_core(_float(x), _float(mask), eps, shift_mean)
 
 
+def scale_negative_advantages(advantages: Array, mask: Array, scale: float) -> jax.Array:
+  """Multiplies the negative advantages by `scale` in [0, 1]; positive ones are unchanged.
+
+  scale 1 is the plain estimator; scale 0 keeps only the reinforcement of better-than-expected
+  tokens (rejection-sampling fine-tuning weighted by the advantage); values in between follow
+  asymmetric REINFORCE (Arnal et al. 2025). Pushing down every token of a failed episode
+  moves probability onto tokens that were never sampled, and most tokens of a failed
+  agent episode are the same as a successful one's: on small policies that raises the
+  entropy everywhere (docs/algorithms.md, "Negative advantages").
+  """
+  fn = "scale_negative_advantages"
+  check_array(fn, "advantages", advantages, ndim=np.ndim(advantages))
+  check_array(fn, "mask", mask, ndim=np.ndim(advantages), shape=_shape(advantages), binary=True)
+  if not 0.0 <= float(scale) <= 1.0:
+    raise ValueError(f"{fn}: 'scale' must be in [0, 1], got {scale}")
+  a = _float(advantages)
+  return jnp.where(a < 0, a * float(scale), a) * _float(mask)
+
+
 def _check_group_args(fn: str, scores: Array, group_ids: Array) -> None:
   check_array(fn, "scores", scores, ndim=1)
   check_array(fn, "group_ids", group_ids, ndim=1, shape=_shape(scores))

@@ -62,6 +62,7 @@ _RANGES = (
     ("algo.value_lam", 0.0, 1.0, True),
     ("algo.clip_low", 0.0, 1.0, True),
     ("algo.clip_high", 0.0, math.inf, True),
+    ("algo.negative_advantage_scale", 0.0, 1.0, True),
     ("algo.group_size", 1, math.inf, True),
     ("algo.entropy_coef", 0.0, math.inf, True),
     ("algo.kl_coef", 0.0, math.inf, True),

@@ -29,6 +29,7 @@ import ml_collections
 import numpy as np
 from flax import nnx
 
+from rl import advantages as advantages_lib
 from rl import batching
 from rl import config as config_lib
 from rl import duration as duration_lib
@@ -473,6 +474,9 @@ class Trainer:
     if "values" in scored:
       est_batch["values"] = scored["values"] * mask
     advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
+    if c.algo.negative_advantage_scale != 1.0:
+      advantages = advantages_lib.scale_negative_advantages(advantages, mask,
+                                                            c.algo.negative_advantage_scale)
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
     # Duration-aware weights from each trajectory's final program run (rl.duration): floor,

@@ -368,3 +368,15 @@ def test_bad_input_errors_name_the_argument():
     adv.rloo(np.array([1.0, 0.0]), np.array([0, 0, 1]))
   with pytest.raises(ValueError, match="'scores' is empty"):
     adv.grpo(np.zeros(0), np.zeros(0, int))
+
+
+def test_scale_negative_advantages_scales_only_negative_masked_entries():
+  a = np.array([[1.5, -2.0, 0.0, -1.0], [-0.5, 0.25, 3.0, -4.0]], np.float32)
+  mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], np.float32)
+  out = np.asarray(adv.scale_negative_advantages(a, mask, 0.25))
+  np.testing.assert_allclose(out, [[1.5, -0.5, 0.0, 0.0], [-0.125, 0.25, 0.0, 0.0]])
+  np.testing.assert_allclose(np.asarray(adv.scale_negative_advantages(a, mask, 1.0)),
+                             a * mask)
+  assert np.all(np.asarray(adv.scale_negative_advantages(a, mask, 0.0)) >= 0)
+  with pytest.raises(ValueError, match="'scale' must be in \\[0, 1\\]"):
+    adv.scale_negative_advantages(a, mask, 1.5)
