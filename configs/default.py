@@ -189,6 +189,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.schedule = "constant"  # constant | cosine | linear
   c.optim.warmup_steps = 0
   c.optim.weight_decay = 0.0
+  c.optim.policy_optimizer = "adamw"  # adamw | sgd (momentum 0.9; lr is then a gradient multiplier)
   c.optim.policy_adam_eps = 1e-8
   c.optim.adam_b2 = 0.95
   c.optim.grad_clip = 1.0

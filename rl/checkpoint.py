@@ -49,8 +49,13 @@ class Checkpointer:
       self._best.save(step, args=args, metrics={self.best_metric: float(metrics[self.best_metric])}, force=True)
       self._best.wait_until_finished()
 
-  def restore(self, abstract_state: Any, step: int | None = None, *, best: bool = False) -> tuple[Any, dict, int]:
-    """Restores onto the shardings/dtypes of `abstract_state` (arrays or ShapeDtypeStructs)."""
+  def restore(self, abstract_state: Any, step: int | None = None, *, best: bool = False,
+              partial: bool = False) -> tuple[Any, dict, int]:
+    """Restores onto the shardings/dtypes of `abstract_state` (arrays or ShapeDtypeStructs).
+
+    `partial=True` restores only the subtree that `abstract_state` names (nested dicts keyed
+    like the saved state), e.g. the weights without optimiser states of another optimiser.
+    """
     manager = self._best if best else self._last
     if manager is None:
       raise FileNotFoundError("no best-checkpoint manager configured")
@@ -58,8 +63,20 @@ class Checkpointer:
     if step is None:
       raise FileNotFoundError(f"no checkpoint under {manager.directory}")
     target = jax.tree.map(ocp.utils.to_shape_dtype_struct, abstract_state)
-    restored = manager.restore(step, args=ocp.args.Composite(
-        state=ocp.args.StandardRestore(target), host=ocp.args.JsonRestore()))
+    if not partial:
+      restored = manager.restore(step, args=ocp.args.Composite(
+          state=ocp.args.StandardRestore(target), host=ocp.args.JsonRestore()))
+      return restored["state"], dict(restored["host"]), step
+    # A manager that saved in this process has the standard handler bound to "state"; a
+    # read-only one takes the PyTree handler, the one that restores a subtree.
+    reader = ocp.CheckpointManager(manager.directory, options=ocp.CheckpointManagerOptions(read_only=True))
+    try:
+      restored = reader.restore(step, args=ocp.args.Composite(
+          state=ocp.args.PyTreeRestore(target, partial_restore=True,
+                                       restore_args=ocp.checkpoint_utils.construct_restore_args(target)),
+          host=ocp.args.JsonRestore()))
+    finally:
+      reader.close()
     return restored["state"], dict(restored["host"]), step
 
   def close(self) -> None:

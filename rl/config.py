@@ -29,6 +29,7 @@ _ENUMS = {
     "algo.truncation": ("bootstrap", "terminal"),
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
+    "optim.policy_optimizer": ("adamw", "sgd"),
     "trainer.task_sampling": ("epoch", "replacement"),
     "model.dtype": ("float32", "bfloat16", "float16"),
     "model.param_dtype": ("float32", "bfloat16", "float16"),

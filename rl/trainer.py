@@ -37,7 +37,7 @@ from rl import evaluation
 from rl import losses as losses_lib
 from rl import model as model_lib
 from rl import update as update_lib
-from rl.metrics import MetricWriter
+from rl.metrics import MetricWriter, read_metrics
 from rl.self_improve import SelfImprovement
 from rl.registry import ADVANTAGE_ESTIMATORS, DURATION_WEIGHTS
 
@@ -160,7 +160,8 @@ class Trainer:
     o = config.optim
     self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2)
+                                               grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2,
+                                               kind=o.policy_optimizer)
     self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, b2=o.adam_b2)
@@ -294,8 +295,12 @@ class Trainer:
     from rl.checkpoint import Checkpointer
 
     other = Checkpointer(path, keep=1, best_metric=None)
-    restored, _, _ = other.restore({"train": self.state, "ref": self.state.policy})
-    self.state = self.state.replace(policy=restored["train"].policy, critic=restored["train"].critic)
+    # Weights only: the optimiser (its kind, its moments) belongs to this run's config.
+    weights = {"policy": self.state.policy}
+    if self.state.critic is not None:
+      weights["critic"] = self.state.critic
+    restored, _, _ = other.restore({"train": weights}, partial=True)
+    self.state = self.state.replace(**restored["train"])
     other.close()
 
   # -- data ----------------------------------------------------------------------------------------
@@ -498,6 +503,13 @@ class Trainer:
         "sampler_logprobs": batch.sampler_logprobs * mask, "token_weights": token_weights,
         "sample_weights": sample_weights, "has_sampler": has_sampler,
     }
+    # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
+    # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
+    m_real = mask[:len(episodes)].astype(bool)
+    if m_real.any():
+      gap = np.abs(scored["logprobs"][:len(episodes)] - batch.sampler_logprobs[:len(episodes)])[m_real]
+      metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
+      metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -606,11 +618,24 @@ class Trainer:
         "peak_rss_mb": peak_rss_mb(),
         "heldout_pass@1_final": final.get("eval/pass@1"),
     })
+    summary.update(success_trend(read_metrics(self.workdir)))
     summary_path.write_text(json.dumps(summary, indent=2))
     self.writer.close()
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
+
+
+def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:
+  """Mean training success rate over the first and the last `fraction` of the iterations
+  (at least one each): the default experiment's learning criterion."""
+  rates = [r["train/success_rate"] for r in rows if r.get("train/success_rate") is not None]
+  if not rates:
+    return {}
+  k = max(1, round(fraction * len(rates)))
+  first, last = float(np.mean(rates[:k])), float(np.mean(rates[-k:]))
+  return {"train_success_first_10pct": first, "train_success_last_10pct": last,
+          "train_success_gain": last - first, "train_success_window": k}
 
 
 def _pass_fraction(episode) -> float:

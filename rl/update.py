@@ -74,13 +74,14 @@ class UpdateSettings:
 
 def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
                    weight_decay: float = 0.0, grad_clip: float = 0.0, eps: float = 1e-8,
-                   b2: float = 0.95) -> optax.GradientTransformation:
-  """Global-norm clipping then AdamW with a warm-up + schedule.
+                   b2: float = 0.95, kind: str = "adamw") -> optax.GradientTransformation:
+  """Global-norm clipping then AdamW (or SGD with momentum 0.9) with a warm-up + schedule.
 
   `eps` matters for RL on small batches: with the default 1e-8, a parameter whose gradient is
   pure noise moves as far per step as one with a consistent signal (Adam's update is about
   lr * sign(g) while its moments are young). An `eps` near the typical gradient magnitude
-  damps those steps (docs/algorithms.md, "Optimiser").
+  damps those steps (docs/algorithms.md, "Optimiser"). `kind="sgd"` removes the
+  normalisation altogether: a step is lr times the (clipped) gradient.
   """
   total_steps = max(total_steps, warmup_steps + 1)
   if schedule == "constant":
@@ -95,7 +96,14 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
   else:
     raise ValueError(f"unknown learning-rate schedule {schedule!r}")
   parts = [optax.clip_by_global_norm(grad_clip)] if grad_clip > 0 else []
-  parts.append(optax.adamw(sched, b1=0.9, b2=b2, eps=eps, weight_decay=weight_decay))
+  if kind == "adamw":
+    parts.append(optax.adamw(sched, b1=0.9, b2=b2, eps=eps, weight_decay=weight_decay))
+  elif kind == "sgd":  # steps proportional to the gradient: no per-parameter normalisation
+    if weight_decay:
+      parts.append(optax.add_decayed_weights(weight_decay))
+    parts.append(optax.sgd(sched, momentum=0.9))
+  else:
+    raise ValueError(f"unknown optimiser {kind!r}; expected 'adamw' or 'sgd'")
   return optax.chain(*parts)
 
 

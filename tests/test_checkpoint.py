@@ -1,6 +1,7 @@
 """Checkpoints round-trip device and host state; keep-last-N and best-by-metric."""
 
 import jax.numpy as jnp
+import pytest
 import numpy as np
 
 from rl.checkpoint import Checkpointer
@@ -20,4 +21,20 @@ def test_round_trip_keep_last_and_best(tmp_path):
   assert best_step == 2 and host["data_position"] == 20
   kept = sorted(p.name for p in (tmp_path / "checkpoints" / "last").iterdir() if p.name.isdigit())
   assert kept == ["2", "3"]
+  ckpt.close()
+
+
+def test_partial_restore_reads_a_subtree_whatever_the_rest(tmp_path):
+  """init_from reads the weights only, so a checkpoint whose optimiser state has another
+  structure (AdamW moments vs SGD momentum) still initialises a run."""
+  ckpt = Checkpointer(tmp_path, keep=1)
+  saved = {"train": {"policy": {"w": jnp.arange(3.0)}, "opt": [jnp.ones(3), jnp.zeros(3)]},
+           "ref": {"w": jnp.zeros(3)}}
+  ckpt.save(1, saved, {}, {})
+  with pytest.raises(ValueError):  # the full-state restore refuses a different structure
+    ckpt.restore({"train": {"policy": {"w": jnp.zeros(3)}, "opt": [jnp.zeros(3)]},
+                  "ref": {"w": jnp.zeros(3)}})
+  state, _, step = ckpt.restore({"train": {"policy": {"w": jnp.zeros(3)}}}, partial=True)
+  assert step == 1 and set(state) == {"train"} and set(state["train"]) == {"policy"}
+  np.testing.assert_array_equal(state["train"]["policy"]["w"], np.arange(3.0))
   ckpt.close()

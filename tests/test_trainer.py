@@ -151,3 +151,16 @@ def test_trainer_on_two_fake_devices_matches_one(tmp_path, tasks_root):
     assert two["row"][key] == one["row"][key], key  # rollouts do not depend on the mesh
   for key in ("actor/pg_loss", "actor/entropy", "critic/value_loss", "actor/grad_norm", "critic/grad_norm"):
     assert two["row"][key] == pytest.approx(one["row"][key], rel=2e-3, abs=1e-5), key
+
+
+def test_success_trend_compares_first_and_last_tenth_of_iterations():
+  rows = [{"step": i + 1, "train/success_rate": r} for i, r in
+          enumerate([0.2, 0.4] + [0.5] * 16 + [0.7, 0.9])]
+  rows.insert(3, {"step": 3, "eval/pass@1": 0.0})  # rows without a success rate are skipped
+  trend = trainer_lib.success_trend(rows)
+  assert trend["train_success_window"] == 2
+  assert trend["train_success_first_10pct"] == pytest.approx(0.3)
+  assert trend["train_success_last_10pct"] == pytest.approx(0.8)
+  assert trend["train_success_gain"] == pytest.approx(0.5)
+  assert trainer_lib.success_trend([{"train/success_rate": 1.0}])["train_success_window"] == 1
+  assert trainer_lib.success_trend([]) == {}

@@ -135,3 +135,18 @@ def test_adam_eps_damps_noise_sized_steps():
     small, large = np.abs(np.asarray(updates["w"]))
     assert large == pytest.approx(0.1, rel=1e-2)
     assert (small > 0.05) == moves_small
+
+
+def test_sgd_steps_are_proportional_to_the_gradient():
+  """SGD moves each parameter by lr * g (first step, before momentum builds up), unlike
+  Adam's sign-like first step; an unknown optimiser name is refused."""
+  params = {"w": jnp.zeros(2)}
+  grads = {"w": jnp.array([1e-6, 1.0])}
+  tx = update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="sgd")
+  state = tx.init(params)
+  updates, state = tx.update(grads, state, params)
+  np.testing.assert_allclose(np.asarray(updates["w"]), [-1e-7, -0.1], rtol=1e-5)
+  updates, _ = tx.update(grads, state, params)  # momentum 0.9: 0.1 * (1 + 0.9)
+  np.testing.assert_allclose(np.asarray(updates["w"]), [-1.9e-7, -0.19], rtol=1e-5)
+  with pytest.raises(ValueError, match="unknown optimiser 'lion'"):
+    update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="lion")
