@@ -68,8 +68,8 @@ class Checkpointer:
           state=ocp.args.StandardRestore(target), host=ocp.args.JsonRestore()))
       return restored["state"], dict(restored["host"]), step
     # A manager that saved in this process has the standard handler bound to "state"; a
-    # read-only one takes the PyTree handler, the one that restores a subtree.
-    reader = ocp.CheckpointManager(manager.directory, options=ocp.CheckpointManagerOptions(read_only=True))
+    # fresh one takes the PyTree handler, the one that restores a subtree.
+    reader = ocp.CheckpointManager(manager.directory)
     try:
       restored = reader.restore(step, args=ocp.args.Composite(
           state=ocp.args.PyTreeRestore(target, partial_restore=True,

@@ -124,3 +124,36 @@ def test_synthetic_source_uses_the_cache(generated, tmp_path):
   assert sorted(t.id for t in mix.tasks()) == sorted(t.id for t in result.tasks)
   train = mix.sample(5, rng=0, split="train")
   assert len(train) == 5 and all(t.split == "train" for t in train)
+
+
+def test_concurrent_cached_generation_generates_once(tmp_path, monkeypatch):
+  """Two runs started together on one task root: the second waits for the first's tasks
+  instead of colliding with its staging directory."""
+  import threading
+  import time
+
+  from rl.tasks.synthetic import generator
+
+  calls = []
+
+  def fake_generate(out, *, num_tasks, seed, heldout_fraction, **kwargs):
+    calls.append(out)
+    time.sleep(0.3)  # long enough for the other thread to reach the lock
+    out.mkdir(parents=True)
+    generator.write_manifest(out, [])
+    (out / generator.INFO_NAME).write_text(json.dumps({
+        "seed": seed, "num_tasks": num_tasks, "library_hash": generator.library_hash(),
+        "generator_version": generator.GENERATOR_VERSION, "heldout_fraction": heldout_fraction}))
+    return generator.GenerateResult([], [], {})
+
+  monkeypatch.setattr(generator, "generate", fake_generate)
+  loaded = []
+  monkeypatch.setattr(generator, "load_task_root", lambda out: loaded.append(out) or [])
+  root = tmp_path / "tasks" / "synthetic"
+  threads = [threading.Thread(target=generator.cached_or_generate, args=(root,),
+                              kwargs={"num_tasks": 4, "seed": 0}) for _ in range(2)]
+  for t in threads:
+    t.start()
+  for t in threads:
+    t.join()
+  assert calls == [root] and loaded == [root]

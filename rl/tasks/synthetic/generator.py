@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -290,8 +291,24 @@ def library_hash() -> str:
 def cached_or_generate(out: str | os.PathLike, *, num_tasks: int, seed: int, grader: str = "sandbox",
                        heldout_fraction: float = 0.2, log: Callable[[str], None] = lambda s: None,
                        **kwargs: Any) -> list[Task]:
-  """Loads `out` when it was generated with the same parameters; generates it otherwise."""
+  """Loads `out` when it was generated with the same parameters; generates it otherwise.
+
+  Processes sharing `out` (two runs started together on one task root) take turns on a lock
+  file next to it: the first generates, the others then find the cache.
+  """
   out = pathlib.Path(out)
+  out.parent.mkdir(parents=True, exist_ok=True)
+  with open(out.parent / f".{out.name}.lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+      return _cached_or_generate(out, num_tasks=num_tasks, seed=seed, grader=grader,
+                                 heldout_fraction=heldout_fraction, log=log, **kwargs)
+    finally:
+      fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader: str,
+                        heldout_fraction: float, log: Callable[[str], None], **kwargs: Any) -> list[Task]:
   info_path = out / INFO_NAME
   if info_path.is_file() and (out / MANIFEST_NAME).is_file():
     try:
