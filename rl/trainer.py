@@ -549,6 +549,7 @@ class Trainer:
         "train/temperature": temperature,
         "adv/mean": float(advantages[real][m_bool].mean()) if m_bool.any() else 0.0,
         "adv/std": float(advantages[real][m_bool].std()) if m_bool.any() else 0.0,
+        "adv/min": float(advantages[real][m_bool].min()) if m_bool.any() else 0.0,
         "returns/mean": float(returns[real][m_bool].mean()) if m_bool.any() else 0.0,
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),

@@ -40,6 +40,8 @@ def test_default_config_is_locked_and_shorthand_overrides():
         ("antihack.response", "ignore", "antihack.response"),
         ("optim.mini_batch_size", 3, "mini_batch_size"),
         ("sandbox.backend", "chroot", "sandbox.backend"),
+        ("algo.negative_advantage_scale", 1.5, "algo.negative_advantage_scale"),
+        ("optim.policy_optimizer", "lion", "optim.policy_optimizer"),
     ],
 )
 def test_invalid_fields_are_named(field, value, message):
