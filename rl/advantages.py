@@ -434,10 +434,7 @@ def scale_negative_advantages(advantages: Array, mask: Array, scale: float) -> j
 
   scale 1 is the plain estimator; scale 0 keeps only the reinforcement of better-than-expected
   tokens (rejection-sampling fine-tuning weighted by the advantage); values in between follow
-  asymmetric REINFORCE (Arnal et al. 2025). Pushing down every token of a failed episode
-  moves probability onto tokens that were never sampled, and most tokens of a failed
-  agent episode are the same as a successful one's: on small policies that raises the
-  entropy everywhere (docs/algorithms.md, "Negative advantages").
+  asymmetric REINFORCE (Arnal et al. 2025), docs/algorithms.md "Negative advantages".
   """
   fn = "scale_negative_advantages"
   check_array(fn, "advantages", advantages, ndim=np.ndim(advantages))

@@ -503,13 +503,6 @@ class Trainer:
         "sampler_logprobs": batch.sampler_logprobs * mask, "token_weights": token_weights,
         "sample_weights": sample_weights, "has_sampler": has_sampler,
     }
-    # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
-    # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
-    m_real = mask[:len(episodes)].astype(bool)
-    if m_real.any():
-      gap = np.abs(scored["logprobs"][:len(episodes)] - batch.sampler_logprobs[:len(episodes)])[m_real]
-      metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
-      metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -541,16 +534,23 @@ class Trainer:
     for key in (update_metrics[0] if update_metrics else {}):
       metrics[key] = float(np.mean([m[key] for m in update_metrics if key in m]))
     m_bool = mask[real].astype(bool)
+    none = np.zeros(1, np.float32)  # a batch without action tokens reports zeros
+    adv_valid = advantages[real][m_bool] if m_bool.any() else none
+    returns_valid = returns[real][m_bool] if m_bool.any() else none
+    if m_bool.any():
+      # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
+      # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
+      gap = np.abs(scored["logprobs"][real] - batch.sampler_logprobs[real])[m_bool]
+      metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
+      metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
     metrics.update({
+        "adv/mean": float(adv_valid.mean()), "adv/std": float(adv_valid.std()),
+        "adv/min": float(adv_valid.min()), "returns/mean": float(returns_valid.mean()),
         "train/reward_mean": float(np.mean([e.final_reward for e in episodes])),
         "train/reward_std": float(np.std([e.final_reward for e in episodes])),
         "train/success_rate": float(np.mean([e.success for e in episodes])),
         "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in episodes])),
         "train/temperature": temperature,
-        "adv/mean": float(advantages[real][m_bool].mean()) if m_bool.any() else 0.0,
-        "adv/std": float(advantages[real][m_bool].std()) if m_bool.any() else 0.0,
-        "adv/min": float(advantages[real][m_bool].min()) if m_bool.any() else 0.0,
-        "returns/mean": float(returns[real][m_bool].mean()) if m_bool.any() else 0.0,
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
         "perf/update_tokens_per_s": update_tokens / max(timings["time/update_s"], 1e-9),

@@ -9,8 +9,8 @@ r"""pass@k of a checkpoint on a task root, with the same sandbox and grading as 
   # reward vs ability across the evaluations of a finished run
   .venv/bin/python scripts/evaluate.py --correlate runs/default
 
-Prints a table and writes JSON (--out) and, with --trajectories, every episode as a JSONL
-trajectory record (replayable with scripts/replay.py). Tasks whose metadata lists `bait_files` are also
+Prints a table and writes JSON (--out) and, with --trajectories DIR, every episode as a
+JSONL trajectory record (replayable with scripts/replay.py). Tasks whose metadata lists `bait_files` are also
 scored for adversarial behaviour: how often the policy reads, lists or runs a command
 touching the bait.
 """
@@ -38,7 +38,7 @@ _K = flags.DEFINE_list("k", ["1"], "k values for pass@k (k <= n).")
 _TEMPERATURE = flags.DEFINE_float("temperature", None, "Sampling temperature (default: greedy for n=1).")
 _OUT = flags.DEFINE_string("out", None, "Write the JSON result here.")
 _TRAJECTORIES = flags.DEFINE_string("trajectories", None,
-                                     "Write every episode's trajectory record here (JSONL).")
+                                     "A directory: every episode's trajectory record, as JSONL.")
 _CORRELATE = flags.DEFINE_string("correlate", None, "A run directory: reward vs held-out pass@1.")
 
 
@@ -123,9 +123,11 @@ def main(argv):
   if _OUT.value:
     Path(_OUT.value).write_text(json.dumps(result, indent=2))
   if _TRAJECTORIES.value:
-    with open(_TRAJECTORIES.value, "w") as f:
+    from rl.trajectory import TrajectoryWriter
+
+    with TrajectoryWriter(_TRAJECTORIES.value) as writer:
       for e in episodes:
-        f.write(json.dumps(e.record) + "\n")
+        writer.write(e.record)
 
 
 if __name__ == "__main__":
