@@ -167,6 +167,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Multiplies negative advantages after the estimator: 1 = plain PPO; 0 = reinforce only
   # better-than-expected tokens (docs/algorithms.md, "Negative advantages").
   c.algo.negative_advantage_scale = 1.0
+  c.algo.positive_advantage_scale = 1.0  # 0 = only push down worse-than-expected tokens
+  # Failed episodes: leave the turns after the first malformed call or tool error out of the
+  # policy loss ("after_error"), or the whole episode ("episode"); docs/algorithms.md.
+  c.algo.error_masking = "none"
   c.algo.value_clip = 0.5
   c.algo.loss_agg = "token-mean"
   c.algo.entropy_coef = 0.0
@@ -210,6 +214,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.eval_samples = 1
   c.trainer.eval_temperature = 0.0  # 0 = greedy decoding for evaluation
   c.trainer.final_eval_samples = 1  # samples per held-out task after SFT and at the end
+  # Samples per training task for pass@1 before and after RL at the rollout temperature (summary
+  # train_pass@1_start/_end): the same tasks both times; 0 = off.
+  c.trainer.train_eval_samples = 0
   c.trainer.pad_multiple = 256  # sequence padding bucket (fewer recompilations)
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
@@ -234,6 +241,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.expert_write_prob = 0.0
   c.sft.expert_thought_prob = 0.3
   c.sft.expert_minimal_edits = True
+  # PPO-ptx: NLL steps on the demonstrations after each RL policy update (policy optimiser,
+  # batches of sft.batch_size); 0 = off.
+  c.sft.ptx_steps = 0
 
   # --- paper features ---------------------------------------------------------------
   c.instrumentation = ml_collections.ConfigDict()

@@ -429,20 +429,24 @@ def masked_whiten(x: Array, mask: Array, *, shift_mean: bool = True, eps: float 
   return _masked_whiten_core(_float(x), _float(mask), eps, shift_mean)
 
 
-def scale_negative_advantages(advantages: Array, mask: Array, scale: float) -> jax.Array:
-  """Multiplies the negative advantages by `scale` in [0, 1]; positive ones are unchanged.
+def scale_advantages_by_sign(advantages: Array, mask: Array, *, positive: float = 1.0,
+                             negative: float = 1.0) -> jax.Array:
+  """Multiplies positive advantages by `positive` and negative ones by `negative` (both in [0, 1]).
 
-  scale 1 is the plain estimator; scale 0 keeps only the reinforcement of better-than-expected
-  tokens (rejection-sampling fine-tuning weighted by the advantage); values in between follow
-  asymmetric REINFORCE (Arnal et al. 2025), docs/algorithms.md "Negative advantages".
+  (1, 1) is the plain estimator. `negative = 0` keeps only the reinforcement of
+  better-than-expected tokens (rejection-sampling fine-tuning weighted by the advantage);
+  `positive = 0` keeps only the push-down of worse-than-expected ones (negative sample
+  reinforcement, Zhu et al. 2025); values in between follow asymmetric REINFORCE (Arnal et al.
+  2025). docs/algorithms.md, "Advantage signs".
   """
-  fn = "scale_negative_advantages"
+  fn = "scale_advantages_by_sign"
   check_array(fn, "advantages", advantages, ndim=np.ndim(advantages))
   check_array(fn, "mask", mask, ndim=np.ndim(advantages), shape=_shape(advantages), binary=True)
-  if not 0.0 <= float(scale) <= 1.0:
-    raise ValueError(f"{fn}: 'scale' must be in [0, 1], got {scale}")
+  for name, scale in (("positive", positive), ("negative", negative)):
+    if not 0.0 <= float(scale) <= 1.0:
+      raise ValueError(f"{fn}: {name!r} must be in [0, 1], got {scale}")
   a = _float(advantages)
-  return jnp.where(a < 0, a * float(scale), a) * _float(mask)
+  return jnp.where(a < 0, a * float(negative), a * float(positive)) * _float(mask)
 
 
 def _check_group_args(fn: str, scores: Array, group_ids: Array) -> None:

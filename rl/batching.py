@@ -89,3 +89,32 @@ def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple:
       truncated=np.array([bool(getattr(e, "truncated", False)) for e in episodes]),
       success=np.array([bool(e.success) for e in episodes]),
       lengths=np.minimum(lengths, T))
+
+
+ERROR_MASKING = ("none", "after_error", "episode")
+
+
+def error_turn_keep(episodes: Sequence[Any], turn_ids: np.ndarray, mode: str) -> np.ndarray:
+  """[B, T] 0/1 weights that leave the turns after a failed episode's first error out of the loss.
+
+  After a malformed call or a tool error, a small policy is off its training distribution: the
+  turns that follow are near-uniform samples whose push-down dominates the gradient and moves
+  the weights that the policy's confident tokens rely on (docs/algorithms.md, "Error masking").
+  `after_error` keeps the failed episode up to and including its first error turn (the turn that
+  caused the failure keeps its negative advantage); `episode` drops every failed episode that
+  contains an error (SimpleTIR's void-turn filter, Xue et al. 2025); `none` keeps everything.
+  Successful episodes are always kept whole: a recovery is worth reinforcing. Rows past
+  `len(episodes)` (padding) are kept; their action mask is already zero.
+  """
+  if mode not in ERROR_MASKING:
+    raise ValueError(f"error masking must be one of {', '.join(ERROR_MASKING)}, got {mode!r}")
+  keep = np.ones(turn_ids.shape, np.float32)
+  if mode == "none":
+    return keep
+  for i, e in enumerate(episodes):
+    errors = list(getattr(e, "turn_errors", None) or [])
+    if e.success or not any(errors):
+      continue
+    first = errors.index(True)
+    keep[i] = 0.0 if mode == "episode" else (turn_ids[i] <= first).astype(np.float32)
+  return keep

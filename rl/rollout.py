@@ -46,6 +46,9 @@ class Episode:
   duration_s: float
   exec_time_s: float
   record: dict[str, Any]
+  # Per agent turn: the message had no usable tool call, or the tool reported an error (a
+  # command that ran and exited non-zero is not an error). Empty when unknown (demonstrations).
+  turn_errors: list[bool] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -361,6 +364,7 @@ class _Run:
   process_state: Any = None  # rl.rewards.ProcessState after the latest turn
   file_compiles: dict[str, bool] = dataclasses.field(default_factory=dict)
   turn_rewards: list[float] = dataclasses.field(default_factory=list)
+  turn_errors: list[bool] = dataclasses.field(default_factory=list)
   session: Any = None
   executor: ToolExecutor | None = None
   exec_time_s: float = 0.0
@@ -683,6 +687,7 @@ class RolloutEngine:
     run.process_state = new_state
     # A command that ran and exited non-zero (failing tests) is not a tool error.
     tool_ok = outcome.ok or outcome.exit_code is not None
+    run.turn_errors.append(action.error is not None or not tool_ok)
     return reward + self.evaluator.scheme.call_penalty(action.error is None, tool_ok)
 
   def _timed_out(self, run: _Run) -> bool:
@@ -752,7 +757,8 @@ class RolloutEngine:
                    action_mask=run.mask, sampler_logprobs=run.logprobs, turn_ends=run.turn_ends,
                    turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),
                    success=bool(success), terminated=record["terminated"], truncated=truncated,
-                   duration_s=duration, exec_time_s=run.exec_time_s, record=record)
+                   duration_s=duration, exec_time_s=run.exec_time_s, record=record,
+                   turn_errors=list(run.turn_errors))
 
   def _base_hash(self, task: Any) -> str:
     key = f"{task.id}@{task.version}"

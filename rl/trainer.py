@@ -188,6 +188,8 @@ class Trainer:
                                                     seed=config.seed)
     self.iteration = 0
     self.sft_done = not config.sft.enabled
+    self._demos = None  # the SFT demonstrations, kept for PPO-ptx (sft.ptx_steps)
+    self._ptx = None
     self.host_extra: dict[str, Any] = {}
     self.time_offset_s = 0.0
 
@@ -355,7 +357,7 @@ class Trainer:
 
   def run_sft(self) -> dict:
     c = self.config
-    demos = self.demonstrations()
+    demos = self._demos = self.demonstrations()
     if not demos:
       raise RuntimeError("SFT: no successful demonstrations")
     batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple)
@@ -388,15 +390,53 @@ class Trainer:
     return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
             "sft/demonstrations": len(demos), "sft/time_s": time.perf_counter() - t0}
 
+  def _ptx_steps(self, iteration: int) -> dict:
+    """PPO-ptx (Ouyang et al. 2022): `sft.ptx_steps` NLL steps on the demonstrations with the
+    policy optimiser after the iteration's policy update, so RL does not erase what SFT taught."""
+    c = self.config
+    if self._ptx is None:
+      demos = self._demos if self._demos is not None else self.demonstrations()
+      if not demos:
+        raise RuntimeError("sft.ptx_steps > 0 needs demonstrations; none solved its task")
+      step_fn = update_lib.make_sft_step(self.policy_graphdef, self.policy_tx, dataclasses.replace(
+          self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size)))
+      self._ptx = (batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple),
+                   len(demos), step_fn)
+    batch, n, step_fn = self._ptx
+    rng = np.random.default_rng([c.seed, iteration, 71])
+    params, opt = self.state.policy, self.state.policy_opt
+    nll = []
+    for _ in range(c.sft.ptx_steps):
+      sub = batch.select(rng.choice(n, size=c.sft.batch_size, replace=n < c.sft.batch_size))
+      params, opt, m = step_fn(params, opt, {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
+                                             "mask": jnp.asarray(sub.action_mask)})
+      nll.append(float(m["sft/nll"]))
+    self.state = self.state.replace(policy=params, policy_opt=opt)
+    return {"ptx/nll": float(np.mean(nll))}
+
   # -- evaluation -------------------------------------------------------------------------------
+  def train_task_pass_at_1(self, when: str) -> dict:
+    """pass@1 on every training task, `trainer.train_eval_samples` each at the rollout
+    temperature (the schedule's start, both times), with its standard error: the same tasks
+    before and after RL, unlike the per-iteration success rate, whose task mix changes from one
+    iteration to the next."""
+    n, t = self.config.trainer.train_eval_samples, self.config.sampling.temperature
+    _, episodes = self.evaluate(tasks=self.train_tasks, samples=n, return_episodes=True, temperature=t)
+    wins = np.array([e.success for e in episodes], np.float64)
+    p = float(wins.mean()) if wins.size else float("nan")
+    se = float(np.sqrt(p * (1 - p) / max(wins.size, 1)))
+    print(f"train-task pass@1 ({when} of RL, n={n} at T={t:.2f}): {p:.3f} +- {se:.3f}", flush=True)
+    return {f"train_pass@1_{when}": p, f"train_pass@1_{when}_stderr": se, "train_pass@1_samples": n}
+
   def evaluate(self, tasks: Sequence | None = None, samples: int | None = None,
-               return_episodes: bool = False):
+               return_episodes: bool = False, temperature: float | None = None):
     tasks = list(self.eval_tasks if tasks is None else tasks)
     if not tasks:
       return ({}, []) if return_episodes else {}
     samples = samples or self.config.trainer.eval_samples
-    self._set_policy(self.config.trainer.eval_temperature, seed=self.config.seed + 7)
-    self.engine.set_model_info(str(self.workdir), self.iteration, self.config.trainer.eval_temperature)
+    temperature = self.config.trainer.eval_temperature if temperature is None else temperature
+    self._set_policy(temperature, seed=self.config.seed + 7)
+    self.engine.set_model_info(str(self.workdir), self.iteration, temperature)
     writer, self.engine.writer = self.engine.writer, None
     try:
       episodes, _ = self.engine.run(tasks, group_size=samples)
@@ -479,9 +519,14 @@ class Trainer:
     if "values" in scored:
       est_batch["values"] = scored["values"] * mask
     advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
-    if c.algo.negative_advantage_scale != 1.0:
-      advantages = advantages_lib.scale_negative_advantages(advantages, mask,
-                                                            c.algo.negative_advantage_scale)
+    if c.algo.positive_advantage_scale != 1.0 or c.algo.negative_advantage_scale != 1.0:
+      advantages = advantages_lib.scale_advantages_by_sign(
+          advantages, mask, positive=c.algo.positive_advantage_scale,
+          negative=c.algo.negative_advantage_scale)
+    if c.algo.error_masking != "none":
+      keep = batching.error_turn_keep(episodes, batch.turn_ids, c.algo.error_masking)
+      metrics["adv/error_masked_fraction"] = float(1.0 - (keep * mask).sum() / max(mask.sum(), 1.0))
+      advantages = advantages * keep
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
     # Duration-aware weights from each trajectory's final program run (rl.duration): floor,
@@ -524,6 +569,8 @@ class Trainer:
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, has_critic)
         update_metrics.append(jax.tree.map(float, m))
+    if c.sft.ptx_steps and train_policy:
+      metrics.update(self._ptx_steps(it))
     update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
     timings["time/update_s"] = time.perf_counter() - t2
 
@@ -600,6 +647,9 @@ class Trainer:
       self.ref_params = _copy(self.state.policy)
     if self.iteration == 0:
       self.save()
+    if c.trainer.train_eval_samples and "train_pass@1_start" not in summary:
+      summary.update(self.train_task_pass_at_1("start"))
+      summary_path.write_text(json.dumps(summary, indent=2))
     progress = _progress(c.trainer.iterations, self.iteration)
     while self.iteration < c.trainer.iterations:
       metrics = self.train_iteration()
@@ -620,6 +670,10 @@ class Trainer:
         "heldout_pass@1_final": final.get("eval/pass@1"),
     })
     summary.update(success_trend(read_metrics(self.workdir)))
+    if c.trainer.train_eval_samples:
+      summary.update(self.train_task_pass_at_1("end"))
+      if summary.get("train_pass@1_start") is not None:
+        summary["train_pass@1_gain"] = summary["train_pass@1_end"] - summary["train_pass@1_start"]
     summary_path.write_text(json.dumps(summary, indent=2))
     self.writer.close()
     self.checkpointer.close()

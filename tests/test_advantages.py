@@ -370,13 +370,16 @@ def test_bad_input_errors_name_the_argument():
     adv.grpo(np.zeros(0), np.zeros(0, int))
 
 
-def test_scale_negative_advantages_scales_only_negative_masked_entries():
+def test_scale_advantages_by_sign_scales_each_sign_of_the_masked_entries():
   a = np.array([[1.5, -2.0, 0.0, -1.0], [-0.5, 0.25, 3.0, -4.0]], np.float32)
   mask = np.array([[1, 1, 1, 0], [1, 1, 0, 0]], np.float32)
-  out = np.asarray(adv.scale_negative_advantages(a, mask, 0.25))
+  out = np.asarray(adv.scale_advantages_by_sign(a, mask, negative=0.25))
   np.testing.assert_allclose(out, [[1.5, -0.5, 0.0, 0.0], [-0.125, 0.25, 0.0, 0.0]])
-  np.testing.assert_allclose(np.asarray(adv.scale_negative_advantages(a, mask, 1.0)),
-                             a * mask)
-  assert np.all(np.asarray(adv.scale_negative_advantages(a, mask, 0.0)) >= 0)
-  with pytest.raises(ValueError, match="'scale' must be in \\[0, 1\\]"):
-    adv.scale_negative_advantages(a, mask, 1.5)
+  out = np.asarray(adv.scale_advantages_by_sign(a, mask, positive=0.5, negative=0.0))
+  np.testing.assert_allclose(out, [[0.75, 0.0, 0.0, 0.0], [0.0, 0.125, 0.0, 0.0]])
+  np.testing.assert_allclose(np.asarray(adv.scale_advantages_by_sign(a, mask)), a * mask)
+  assert np.all(np.asarray(adv.scale_advantages_by_sign(a, mask, positive=0.0)) <= 0)
+  with pytest.raises(ValueError, match="'negative' must be in \\[0, 1\\]"):
+    adv.scale_advantages_by_sign(a, mask, negative=1.5)
+  with pytest.raises(ValueError, match="'positive' must be in \\[0, 1\\]"):
+    adv.scale_advantages_by_sign(a, mask, positive=-0.1)

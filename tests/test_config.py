@@ -41,6 +41,7 @@ def test_default_config_is_locked_and_shorthand_overrides():
         ("optim.mini_batch_size", 3, "mini_batch_size"),
         ("sandbox.backend", "chroot", "sandbox.backend"),
         ("algo.negative_advantage_scale", 1.5, "algo.negative_advantage_scale"),
+        ("algo.positive_advantage_scale", -0.5, "algo.positive_advantage_scale"),
         ("optim.policy_optimizer", "lion", "optim.policy_optimizer"),
     ],
 )

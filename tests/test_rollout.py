@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from rl import agent as agent_lib
@@ -128,6 +129,33 @@ def test_tool_error_penalty_charges_failed_tool_calls_only(tasks, renderer):
   # command that exits non-zero ran fine as far as the tool is concerned.
   assert ep.turn_rewards == pytest.approx([-0.1, -0.05, -0.05, 0.0, 0.0, 0.0])
   assert [s["reward"] for s in ep.record["steps"]] == pytest.approx(ep.turn_rewards)
+  assert ep.turn_errors == [True, True, True, False, False, False]  # whatever the penalties
+
+
+def test_error_masking_keeps_a_failed_episode_up_to_its_first_error(tasks, renderer):
+  from rl import batching
+  texts = ['<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>',
+           '<tool_call>{"name": "read_file", "arguments": {"path": "no_such_file.py"}}</tool_call>',
+           "<tool_call>{not json}</tool_call>",
+           '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  [bad], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  [good], _ = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer).run(tasks[1:2])
+  assert not bad.success and bad.turn_errors == [False, True, True, False] and good.success
+  batch = batching.episodes_to_batch([bad, good], pad_multiple=64)
+  mask = batch.action_mask
+  keep = batching.error_turn_keep([bad, good], batch.turn_ids, "after_error")
+  # The failed episode keeps its first two turns (the second made the error), not the rest.
+  kept_turns = sorted(set(batch.turn_ids[0][(mask[0] * keep[0]) > 0].tolist()))
+  assert kept_turns == [0, 1]
+  assert (mask[0] * (1 - keep[0])).sum() > 0
+  np.testing.assert_array_equal(keep[1], 1.0)  # a success is kept whole
+  np.testing.assert_array_equal(batching.error_turn_keep([bad, good], batch.turn_ids, "none"), 1.0)
+  whole = batching.error_turn_keep([bad, good], batch.turn_ids, "episode")
+  np.testing.assert_array_equal(whole[0], 0.0)
+  np.testing.assert_array_equal(whole[1], 1.0)
+  with pytest.raises(ValueError, match="error masking must be one of"):
+    batching.error_turn_keep([bad], batch.turn_ids[:1], "sometimes")
 
 
 def test_max_steps_and_max_tokens_limits(tasks, renderer):

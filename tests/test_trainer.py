@@ -4,6 +4,7 @@ continues exactly where an uninterrupted one would be."""
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from configs import default
@@ -127,6 +128,35 @@ def test_self_improvement_duration_weights_and_advantage_scaling_are_wired(tmp_p
   again = trainer_lib.Trainer(cfg, workdir)
   again.maybe_resume()
   assert json.loads(json.dumps(again.self_improve.state_dict())) == saved
+
+
+@pytest.mark.slow
+def test_ptx_steps_error_masking_and_train_task_pass_at_1_are_wired(tmp_path, tasks_root):
+  import jax
+
+  # Zero advantages: the policy-gradient step is exactly zero, so only PPO-ptx can move the policy.
+  base = {"trainer.eval_every": 0, "sft.enabled": False, "algo.positive_advantage_scale": 0.0,
+          "algo.negative_advantage_scale": 0.0, "algo.error_masking": "after_error",
+          "trainer.train_eval_samples": 1}
+  moved = {}
+  for ptx in (0, 2):
+    cfg = tiny_config(tasks_root, iterations=1, **base, **{"sft.ptx_steps": ptx})
+    workdir = trainer_lib.prepare_workdir(cfg, tmp_path / f"ptx{ptx}")
+    trainer = trainer_lib.Trainer(cfg, workdir)
+    before = [np.array(x) for x in jax.tree.leaves(trainer.state.policy)]
+    summary = trainer.run()
+    after = [np.asarray(x) for x in jax.tree.leaves(trainer.state.policy)]
+    moved[ptx] = max(float(np.abs(a - b).max()) for a, b in zip(after, before))
+    row = _rows(workdir)[-1]
+    assert 0.0 <= row["adv/error_masked_fraction"] <= 1.0
+    assert ("ptx/nll" in row) == (ptx > 0)
+    n_tasks = len(trainer.train_tasks)
+    for when in ("start", "end"):
+      p, se = summary[f"train_pass@1_{when}"], summary[f"train_pass@1_{when}_stderr"]
+      assert 0.0 <= p <= 1.0 and se == pytest.approx(np.sqrt(p * (1 - p) / n_tasks))
+    assert summary["train_pass@1_gain"] == pytest.approx(summary["train_pass@1_end"] - summary["train_pass@1_start"])
+  assert moved[0] == 0.0 and moved[2] > 0.0
+  assert np.isfinite(row["ptx/nll"]) and row["ptx/nll"] > 0
 
 
 @pytest.mark.slow
