@@ -216,7 +216,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.final_eval_samples = 1  # samples per held-out task after SFT and at the end
   # Samples per training task for pass@1 before and after RL at the rollout temperature (summary
   # train_pass@1_start/_end): the same tasks both times; 0 = off.
-  c.trainer.train_eval_samples = 0
+  c.trainer.train_eval_samples = 1
   c.trainer.pad_multiple = 256  # sequence padding bucket (fewer recompilations)
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
@@ -244,6 +244,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # PPO-ptx: NLL steps on the demonstrations after each RL policy update (policy optimiser,
   # batches of sft.batch_size); 0 = off.
   c.sft.ptx_steps = 0
+  # Start RL's policy optimiser from the SFT optimiser's moments instead of fresh ones.
+  c.sft.carry_optimizer_state = False
 
   # --- paper features ---------------------------------------------------------------
   c.instrumentation = ml_collections.ConfigDict()

@@ -384,7 +384,15 @@ class Trainer:
       model_lib.copy_trunk(nnx.merge(self.policy_graphdef, params), critic)
       self.state = self.state.replace(critic=_copy(nnx.state(critic, nnx.Param)))
       self.state = self.state.replace(critic_opt=self.critic_tx.init(self.state.critic))
-    self.state = self.state.replace(policy_opt=self.policy_tx.init(self.state.policy))
+    fresh = self.policy_tx.init(self.state.policy)
+    if c.sft.carry_optimizer_state:
+      # RL starts from SFT's Adam moments: a young second moment makes Adam's first steps
+      # about lr * sign(g) on every parameter, noise included (docs/algorithms.md, "Optimiser").
+      if jax.tree.structure(opt) != jax.tree.structure(fresh):
+        raise ValueError("sft.carry_optimizer_state needs the SFT and RL policy optimisers to have the "
+                         f"same state layout; optim.policy_optimizer={c.optim.policy_optimizer!r} differs")
+      fresh = opt
+    self.state = self.state.replace(policy_opt=fresh)
     self._place_state()
     self.sft_done = True
     return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
@@ -438,8 +446,14 @@ class Trainer:
     self._set_policy(temperature, seed=self.config.seed + 7)
     self.engine.set_model_info(str(self.workdir), self.iteration, temperature)
     writer, self.engine.writer = self.engine.writer, None
+    # At most as many concurrent episodes as a training iteration: a bigger batch would grow the
+    # sampler's conversation rows (and KV cache) for the rest of the run and recompile decoding.
+    rows = self.config.trainer.tasks_per_iteration * self.config.algo.group_size
+    per_call = max(1, rows // samples)
+    episodes = []
     try:
-      episodes, _ = self.engine.run(tasks, group_size=samples)
+      for s in range(0, len(tasks), per_call):
+        episodes += self.engine.run(tasks[s:s + per_call], group_size=samples)[0]
     finally:
       self.engine.writer = writer
     table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
