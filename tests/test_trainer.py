@@ -155,6 +155,9 @@ def test_ptx_steps_error_masking_and_train_task_pass_at_1_are_wired(tmp_path, ta
       p, se = summary[f"train_pass@1_{when}"], summary[f"train_pass@1_{when}_stderr"]
       assert 0.0 <= p <= 1.0 and se == pytest.approx(np.sqrt(p * (1 - p) / n_tasks))
     assert summary["train_pass@1_gain"] == pytest.approx(summary["train_pass@1_end"] - summary["train_pass@1_start"])
+    # Evaluating every training task ran in iteration-sized batches: the sampler did not grow.
+    assert n_tasks > cfg.trainer.tasks_per_iteration
+    assert trainer.model_policy.conv.batch_size == cfg.trainer.tasks_per_iteration
   assert moved[0] == 0.0 and moved[2] > 0.0
   assert np.isfinite(row["ptx/nll"]) and row["ptx/nll"] > 0
 
