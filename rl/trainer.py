@@ -661,7 +661,8 @@ class Trainer:
       self.ref_params = _copy(self.state.policy)
     if self.iteration == 0:
       self.save()
-    if c.trainer.train_eval_samples and "train_pass@1_start" not in summary:
+    # Measured once, before the first iteration (a resumed run keeps the first measurement).
+    if c.trainer.train_eval_samples and self.iteration == 0 and "train_pass@1_start" not in summary:
       summary.update(self.train_task_pass_at_1("start"))
       summary_path.write_text(json.dumps(summary, indent=2))
     progress = _progress(c.trainer.iterations, self.iteration)
