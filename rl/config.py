@@ -13,7 +13,7 @@ from typing import Any
 
 import ml_collections
 
-from rl import registry
+from rl import batching, registry
 
 
 class ConfigError(ValueError):
@@ -27,7 +27,7 @@ _ENUMS = {
     "algo.kl_in": ("loss", "reward"),
     "algo.discount_per": ("token", "turn"),
     "algo.truncation": ("bootstrap", "terminal"),
-    "algo.error_masking": ("none", "after_error", "episode"),
+    "algo.error_masking": batching.ERROR_MASKING,
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
     "optim.policy_optimizer": ("adamw", "sgd"),
@@ -112,6 +112,9 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       bound = f"{'>=' if lo_inclusive else '>'} {lo}" + (f" and <= {hi}" if hi != math.inf else "")
       raise ConfigError(f"config.{field}={value!r} must be {bound}")
   _check_batch_arithmetic(config, num_devices)
+  if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
+    raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
+                      f"optimiser), got {config.optim.policy_optimizer!r}")
   for field, reg in _REGISTRY_FIELDS.items():
     value = get_field(config, field)
     try:

@@ -371,10 +371,7 @@ class Trainer:
     nll = []
     for step in range(c.sft.steps):
       rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
-      sub = batch.select(rows)  # one padded length for every step: a single compilation
-      mb = {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
-            "mask": jnp.asarray(sub.action_mask)}
-      params, opt, metrics = step_fn(params, opt, mb)
+      params, opt, metrics = step_fn(params, opt, _sft_minibatch(batch, rows))
       nll.append(float(metrics["sft/nll"]))
       if step % 20 == 0 or step == c.sft.steps - 1:
         print(f"sft step {step}: nll {nll[-1]:.3f} ({time.perf_counter() - t0:.0f}s)", flush=True)
@@ -384,15 +381,10 @@ class Trainer:
       model_lib.copy_trunk(nnx.merge(self.policy_graphdef, params), critic)
       self.state = self.state.replace(critic=_copy(nnx.state(critic, nnx.Param)))
       self.state = self.state.replace(critic_opt=self.critic_tx.init(self.state.critic))
-    fresh = self.policy_tx.init(self.state.policy)
-    if c.sft.carry_optimizer_state:
-      # RL starts from SFT's Adam moments: a young second moment makes Adam's first steps
-      # about lr * sign(g) on every parameter, noise included (docs/algorithms.md, "Optimiser").
-      if jax.tree.structure(opt) != jax.tree.structure(fresh):
-        raise ValueError("sft.carry_optimizer_state needs the SFT and RL policy optimisers to have the "
-                         f"same state layout; optim.policy_optimizer={c.optim.policy_optimizer!r} differs")
-      fresh = opt
-    self.state = self.state.replace(policy_opt=fresh)
+    # With carry_optimizer_state RL starts from SFT's Adam moments (both AdamW, checked by the
+    # config): fresh moments make Adam's first steps about lr * sign(g) on every parameter.
+    self.state = self.state.replace(
+        policy_opt=opt if c.sft.carry_optimizer_state else self.policy_tx.init(self.state.policy))
     self._place_state()
     self.sft_done = True
     return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
@@ -409,15 +401,15 @@ class Trainer:
       step_fn = update_lib.make_sft_step(self.policy_graphdef, self.policy_tx, dataclasses.replace(
           self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size)))
       self._ptx = (batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple),
-                   len(demos), step_fn)
-    batch, n, step_fn = self._ptx
+                   step_fn)
+    batch, step_fn = self._ptx
+    n = batch.tokens.shape[0]
     rng = np.random.default_rng([c.seed, iteration, 71])
     params, opt = self.state.policy, self.state.policy_opt
     nll = []
     for _ in range(c.sft.ptx_steps):
-      sub = batch.select(rng.choice(n, size=c.sft.batch_size, replace=n < c.sft.batch_size))
-      params, opt, m = step_fn(params, opt, {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
-                                             "mask": jnp.asarray(sub.action_mask)})
+      rows = rng.choice(n, size=c.sft.batch_size, replace=n < c.sft.batch_size)
+      params, opt, m = step_fn(params, opt, _sft_minibatch(batch, rows))
       nll.append(float(m["sft/nll"]))
     self.state = self.state.replace(policy=params, policy_opt=opt)
     return {"ptx/nll": float(np.mean(nll))}
@@ -694,6 +686,14 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
+
+
+def _sft_minibatch(batch: batching.RolloutBatch, rows) -> dict:
+  """The SFT step's inputs for `rows` of a padded demonstration batch (one padded length for
+  every step: a single compilation)."""
+  sub = batch.select(rows)
+  return {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
+          "mask": jnp.asarray(sub.action_mask)}
 
 
 def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:

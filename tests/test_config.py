@@ -85,3 +85,12 @@ def test_every_config_file_loads_and_validates(path):
   module = importlib.import_module(path[:-3].replace("/", "."))
   config = module.get_config()
   config_lib.validate(config)
+
+
+def test_carrying_sft_moments_needs_adamw():
+  c = default.get_config().unlock()
+  c.sft.carry_optimizer_state = True
+  config_lib.validate(c)  # AdamW on both sides: fine
+  c.optim.policy_optimizer = "sgd"
+  with pytest.raises(config_lib.ConfigError, match="carry_optimizer_state"):
+    config_lib.validate(c)
