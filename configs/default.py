@@ -182,6 +182,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.duration)
   c.algo.duration_invalid_s = 1.0  # the time charged to a trajectory whose output is invalid
   c.algo.tis_cap = 0.0  # >0: truncated importance weights against the sampler
+  # "sampler": the update's log-probs are those of the distribution the sampler draws from
+  # (softmax renormalised on the sampling policy's top-k / top-p support; needs sampling.top_k > 0),
+  # so no gradient reaches tokens the sampler could not have drawn. "full": the whole softmax.
+  c.algo.logprob_support = "full"
   c.algo.value_coef = 0.5
 
   # --- optimisation --------------------------------------------------------------
@@ -229,6 +233,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
   c.sft.steps = 240  # 200: success 0.2 at T=0.7 on the training tasks; 240: 0.64; 300: ~0.9
   c.sft.lr = 2e-3
+  c.sft.schedule = "cosine"  # cosine (to 0.1 lr) | constant | linear, after a short warm-up
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task
   # The scripted expert's habits (rl.policies.ScriptedExpert): how often it lists and reads
@@ -241,6 +246,11 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.expert_write_prob = 0.0
   c.sft.expert_thought_prob = 0.3
   c.sft.expert_minimal_edits = True
+  # An imperfect demonstrator: this share of the expert's episodes explore and then submit
+  # without a fix. 0 = every demonstration solves its task.
+  c.sft.expert_give_up_prob = 0.0
+  # Clone every demonstration, failed ones included (False: only those that solved their task).
+  c.sft.keep_failed_demonstrations = False
   # PPO-ptx: NLL steps on the demonstrations after each RL policy update (policy optimiser,
   # batches of sft.batch_size); 0 = off.
   c.sft.ptx_steps = 0

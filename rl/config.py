@@ -28,8 +28,10 @@ _ENUMS = {
     "algo.discount_per": ("token", "turn"),
     "algo.truncation": ("bootstrap", "terminal"),
     "algo.error_masking": batching.ERROR_MASKING,
+    "algo.logprob_support": ("full", "sampler"),
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
+    "sft.schedule": ("constant", "cosine", "linear"),
     "optim.policy_optimizer": ("adamw", "sgd"),
     "trainer.task_sampling": ("epoch", "replacement"),
     "model.dtype": ("float32", "bfloat16", "float16"),
@@ -69,7 +71,7 @@ _RANGES = (
     ("sft.ptx_steps", 0, math.inf, True),
     ("trainer.train_eval_samples", 0, math.inf, True),
     ("algo.group_size", 1, math.inf, True),
-    ("algo.entropy_coef", 0.0, math.inf, True),
+    ("algo.entropy_coef", -math.inf, math.inf, True),
     ("algo.kl_coef", 0.0, math.inf, True),
     ("trainer.iterations", 0, math.inf, True),
     ("trainer.tasks_per_iteration", 1, math.inf, True),
@@ -84,6 +86,7 @@ _RANGES = (
     ("sft.expert_run_prob", 0.0, 1.0, True),
     ("sft.expert_write_prob", 0.0, 1.0, True),
     ("sft.expert_thought_prob", 0.0, 1.0, True),
+    ("sft.expert_give_up_prob", 0.0, 1.0, True),
 )
 
 _GROUP_ESTIMATORS = ("grpo", "drgrpo", "rloo")
@@ -115,6 +118,9 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
     raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
                       f"optimiser), got {config.optim.policy_optimizer!r}")
+  if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
+    raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
+                      f"the support the update renormalises on), got {config.sampling.top_k}")
   for field, reg in _REGISTRY_FIELDS.items():
     value = get_field(config, field)
     try:

@@ -8,14 +8,14 @@ from rl.models.hf import (CheckpointError, config_from_hf, config_to_hf, load_hf
                           save_hf_checkpoint)
 from rl.models.transformer import (KVCache, ModelConfig, PRESETS, Transformer, VALUE_HEADS,
                                    as_dtype, chunked_logprobs_entropy, copy_trunk, forward,
-                                   init_model, make_critic, tiny_config, token_logprobs,
-                                   token_values)
+                                   init_model, make_critic, sampler_support, support_logprob,
+                                   tiny_config, token_logprobs, token_values)
 
 __all__ = [
     "CheckpointError", "KVCache", "ModelConfig", "PRESETS", "Transformer", "VALUE_HEADS",
     "as_dtype", "chunked_logprobs_entropy", "config_from_hf", "config_to_hf", "copy_trunk",
-    "forward", "init_model", "load_hf_checkpoint", "make_critic", "save_hf_checkpoint",
-    "tiny_config", "token_logprobs", "token_values", "build_from_config",
+    "forward", "init_model", "load_hf_checkpoint", "make_critic", "sampler_support",
+    "save_hf_checkpoint", "support_logprob", "tiny_config", "token_logprobs", "token_values", "build_from_config",
 ]
 
 

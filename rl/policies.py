@@ -112,6 +112,8 @@ _RUN_AFTER = ("Now the tests again to check the fix.", "Let me verify with the t
 _EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the fix.",
                   "I'll correct this line.", "")
 _SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
+_GIVE_UP_THOUGHTS = ("I cannot find the bug; submitting as is.", "Giving up on this one.",
+                     "Not sure what is wrong here. Submitting.", "")
 
 
 def _is_word(ch: str) -> bool:
@@ -180,12 +182,18 @@ class ScriptedExpert(TextPolicy):
   Each episode gets its own seeded plan: optional listing and reading, optional public-test runs
   before and after, the edits (edit_file, sometimes a whole write_file), then submit. Optional
   steps are dropped when the turn limit is tight, so the expert always submits in time.
+
+  With `give_up_prob` > 0 it is an imperfect demonstrator: that share of its episodes explore as
+  usual and then submit without an edit (and fail), the way weak agents in real SFT data give up.
+  Behaviour-cloned unfiltered, such data leaves the policy a failure mode that only the reward
+  can tell apart from the successes (the default experiment, README).
   """
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
                run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
-               minimal_edits: bool = False):
+               minimal_edits: bool = False, give_up_prob: float = 0.0):
     super().__init__(renderer)
+    self.give_up_prob = give_up_prob
     self.minimal_edits = minimal_edits
     self.seed = seed
     self.explore_prob = explore_prob
@@ -237,6 +245,10 @@ class ScriptedExpert(TextPolicy):
                                + tool_call_text("read_file", {"path": path}))
     if test_cmd and rng.random() < self.run_prob * 0.6:
       optional_before.append(self._say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}))
+    if self.give_up_prob and rng.random() < self.give_up_prob:
+      room = request.turns_left - 1
+      return optional_before[:max(room, 0)] + [
+          self._say(rng, _GIVE_UP_THOUGHTS) + tool_call_text("submit", {})]
     edits: list[str] = []
     by_path: dict[str, list[dict[str, str]]] = {}
     for f in fixes:

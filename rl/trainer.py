@@ -347,13 +347,13 @@ class Trainer:
     expert = policies.ScriptedExpert(
         self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
         write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
-        minimal_edits=c.sft.expert_minimal_edits)
+        minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
     ok = [e for e in episodes if e.success]
     print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
-    return ok
+    return episodes if c.sft.keep_failed_demonstrations else ok
 
   def run_sft(self) -> dict:
     c = self.config
@@ -361,7 +361,7 @@ class Trainer:
     if not demos:
       raise RuntimeError("SFT: no successful demonstrations")
     batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple)
-    tx = update_lib.make_optimizer(c.sft.lr, schedule="cosine", total_steps=c.sft.steps,
+    tx = update_lib.make_optimizer(c.sft.lr, schedule=c.sft.schedule, total_steps=c.sft.steps,
                                    warmup_steps=min(20, c.sft.steps // 10), grad_clip=c.optim.grad_clip)
     settings = dataclasses.replace(self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
     step_fn = update_lib.make_sft_step(self.policy_graphdef, tx, settings)
@@ -543,17 +543,23 @@ class Trainer:
     sample_weights[:len(episodes)] = DURATION_WEIGHTS.get(c.algo.duration_weight)(durations)
     token_weights = np.ones_like(mask)
     has_sampler = np.ones((B,), np.float32)
+    # The sampler reports log softmax(logits / T); with a truncated support the scorer's
+    # "logprobs" are renormalised on it and "full_logprobs" are comparable with the sampler's.
+    full_logprobs = scored.get("full_logprobs", scored["logprobs"])
+    sampler_logprobs = batch.sampler_logprobs + (scored["logprobs"] - full_logprobs)
     if c.algo.tis_cap > 0:  # truncated importance weights against the sampler's log-probs
-      token_weights = np.minimum(np.exp(np.clip(scored["logprobs"] - batch.sampler_logprobs, -20, 20)),
+      token_weights = np.minimum(np.exp(np.clip(full_logprobs - batch.sampler_logprobs, -20, 20)),
                                  c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
     full = {
         "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
         "returns": returns, "old_logprobs": scored["logprobs"] * mask,
         "old_values": scored.get("values", np.zeros_like(mask)) * mask,
         "ref_logprobs": scored.get("ref_logprobs", scored["logprobs"]) * mask,
-        "sampler_logprobs": batch.sampler_logprobs * mask, "token_weights": token_weights,
+        "sampler_logprobs": sampler_logprobs * mask, "token_weights": token_weights,
         "sample_weights": sample_weights, "has_sampler": has_sampler,
     }
+    if "support" in scored:
+      full["support"] = scored["support"]
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -593,7 +599,7 @@ class Trainer:
     if m_bool.any():
       # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
       # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
-      gap = np.abs(scored["logprobs"][real] - batch.sampler_logprobs[real])[m_bool]
+      gap = np.abs(full_logprobs[real] - batch.sampler_logprobs[real])[m_bool]
       metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
       metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
     metrics.update({

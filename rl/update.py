@@ -56,6 +56,10 @@ class UpdateSettings:
   kl_kind: str = "k3"
   logits_chunk: int = 256
   micro_batch_size: int = 8
+  # algo.logprob_support = "sampler": log-probs renormalised on the sampler's top-k/top-p support
+  # (0 = the full softmax).
+  support_top_k: int = 0
+  support_top_p: float = 1.0
 
   @classmethod
   def from_config(cls, config) -> "UpdateSettings":
@@ -64,12 +68,24 @@ class UpdateSettings:
                loss_agg=a.loss_agg, clip_low=a.clip_low, clip_high=a.clip_high, clip_c=a.clip_c,
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
-               logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size)
+               logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
+               **_support_settings(config))
+
+  @property
+  def truncated(self) -> bool:
+    return self.support_top_k > 0
 
   @property
   def algo(self) -> dict:
     return {"clip_low": self.clip_low, "clip_high": self.clip_high, "clip_c": self.clip_c,
             "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+
+
+def _support_settings(config) -> dict:
+  support = config.algo.get("logprob_support", "full")
+  if support == "full":
+    return {}
+  return {"support_top_k": int(config.sampling.top_k), "support_top_p": float(config.sampling.top_p)}
 
 
 def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
@@ -110,11 +126,18 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
 # --- per-micro-batch quantities -----------------------------------------------------------------
 
 
-def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings):
+def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
+                    support=None):
+  """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
+  and no `support`, the support is computed from these params and returned; with `support`,
+  the log-probs are renormalised on it."""
   model = nnx.merge(graphdef, params)
+  truncated = settings.truncated and support is None
   return model_lib.token_logprobs(model, tokens, valid, temperature=temperature,
                                   chunk=settings.logits_chunk, with_entropy=True,
-                                  with_values=settings.value_head == "shared")
+                                  with_values=settings.value_head == "shared", support=support,
+                                  support_top_k=settings.support_top_k if truncated else 0,
+                                  support_top_p=settings.support_top_p)
 
 
 def _critic_values(graphdef, params, tokens, valid):
@@ -122,7 +145,8 @@ def _critic_values(graphdef, params, tokens, valid):
 
 
 def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
-  out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings)
+  out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
+                        support=mb["support"] if settings.truncated else None)
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=float(mask.shape[1]))
@@ -186,8 +210,9 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   """Returns `update(state, batch, scalars, train_policy, train_critic) -> (state, metrics)`.
 
   `batch` holds [M, T] arrays of one mini-batch (tokens, valid, mask, advantages,
-  returns, old_logprobs, old_values, ref_logprobs, sampler_logprobs, token_weights)
-  and [M] arrays (sample_weights, has_sampler); `scalars` holds num_tokens,
+  returns, old_logprobs, old_values, ref_logprobs, sampler_logprobs, token_weights),
+  [M] arrays (sample_weights, has_sampler) and, with a truncated sampler, the [M, T, K]
+  support of the sampling policy; `scalars` holds num_tokens,
   num_sequences, kl_coef, temperature. The critic is updated before the actor.
   """
   micro = settings.micro_batch_size
@@ -232,13 +257,16 @@ def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) ->
   def score(policy, critic, ref, tokens, valid, temperature):
     out = _policy_forward(policy_graphdef, policy, tokens, valid, temperature, settings)
     result = {"logprobs": out["logprobs"], "entropy": out["entropy"]}
+    if settings.truncated:  # the sampling policy's support, fixed for the update
+      result["support"], result["full_logprobs"] = out["support"], out["full_logprobs"]
     if settings.value_head == "shared":
       result["values"] = out["values"]
     elif critic is not None:
       result["values"] = _critic_values(critic_graphdef, critic, tokens, valid)
     if ref is not None:
       ref_out = _policy_forward(policy_graphdef, ref, tokens, valid, temperature,
-                                dataclasses.replace(settings, value_head="separate"))
+                                dataclasses.replace(settings, value_head="separate"),
+                                support=out.get("support"))
       result["ref_logprobs"] = ref_out["logprobs"]
     return result
 

@@ -43,6 +43,9 @@ def test_default_config_is_locked_and_shorthand_overrides():
         ("algo.negative_advantage_scale", 1.5, "algo.negative_advantage_scale"),
         ("algo.positive_advantage_scale", -0.5, "algo.positive_advantage_scale"),
         ("optim.policy_optimizer", "lion", "optim.policy_optimizer"),
+        ("algo.logprob_support", "nucleus", "algo.logprob_support"),
+        ("sft.schedule", "step", "sft.schedule"),
+        ("sft.expert_give_up_prob", 1.5, "sft.expert_give_up_prob"),
     ],
 )
 def test_invalid_fields_are_named(field, value, message):
@@ -51,6 +54,15 @@ def test_invalid_fields_are_named(field, value, message):
   c[section][leaf] = value
   with pytest.raises(config_lib.ConfigError, match=message):
     config_lib.validate(c)
+
+
+def test_sampler_support_needs_a_top_k():
+  c = default.get_config().unlock()
+  c.algo.logprob_support = "sampler"
+  with pytest.raises(config_lib.ConfigError, match="sampling.top_k > 0"):
+    config_lib.validate(c)
+  c.sampling.top_k = 16
+  config_lib.validate(c)
 
 
 def test_group_estimator_needs_groups_and_mesh_must_divide_batch():

@@ -58,3 +58,24 @@ def test_expert_with_minimal_edits_solves_tasks(tmp_path):
   assert all(e.success for e in episodes), [e.record["steps"] for e in episodes if not e.success]
   for e in episodes:
     assert [s["action_type"] for s in e.record["steps"]] == ["edit_file", "submit"]
+
+
+def test_expert_gives_up_in_the_configured_share_of_episodes(tmp_path):
+  """`give_up_prob`: the expert still explores, then submits without an edit and fails; the
+  other episodes solve their task. 0 (the default) draws nothing, so old plans are unchanged."""
+  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  tasks = [make_task(tmp_path, i) for i in range(4)]
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  expert = policies.ScriptedExpert(renderer, seed=1, minimal_edits=True, explore_prob=1.0, run_prob=0.0,
+                                   write_prob=0.0, thought_prob=0.0, give_up_prob=0.5)
+  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=6)
+  gave_up = [e for e in episodes if "edit_file" not in [s["action_type"] for s in e.record["steps"]]]
+  assert 4 <= len(gave_up) <= 20, len(gave_up)  # 24 draws at p = 0.5
+  for e in episodes:
+    actions = [s["action_type"] for s in e.record["steps"]]
+    assert actions[:2] == ["list_files", "read_file"] and actions[-1] == "submit", actions
+    assert e.success == ("edit_file" in actions), actions
+  never = policies.ScriptedExpert(renderer, seed=1, minimal_edits=True, explore_prob=1.0, run_prob=0.0,
+                                  write_prob=0.0, thought_prob=0.0)
+  episodes, _ = make_engine(config, never, renderer).run(tasks, group_size=6)
+  assert all(e.success for e in episodes)

@@ -178,3 +178,48 @@ def test_build_from_config():
     config.model.value_head = "shared"
   policy, critic, _ = build_from_config(config)
   assert critic is None and policy.config.value_head == "shared"
+
+
+@pytest.mark.parametrize("top_k,top_p", [(8, 0.9), (4, 1.0), (50, 0.5)])
+def test_support_logprobs_are_the_filtered_samplers(top_k, top_p):
+  """sampler_support + support_logprob give exactly the log-probs of rl.sampling's top-k/top-p
+  filtered distribution; tokens the sampler cannot draw keep the fallback."""
+  from rl import sampling
+  from rl.model import sampler_support, support_logprob
+  logits = jnp.asarray(np.random.default_rng(0).normal(size=(5, 50)) * 3, jnp.float32)
+  filtered = jax.nn.log_softmax(sampling._filter_logits(logits, top_k, top_p if top_p < 1 else None), -1)
+  support = sampler_support(logits, top_k, top_p)
+  for y in range(50):
+    target = jnp.full((5,), y)
+    got = np.asarray(support_logprob(logits, support, target, jnp.full((5,), -99.0)))
+    want = np.asarray(filtered[:, y])
+    drawable = want > -1e30
+    np.testing.assert_allclose(got[drawable], want[drawable], atol=1e-5)
+    assert (got[~drawable] == -99.0).all()
+
+
+def test_truncated_logprobs_send_no_gradient_outside_the_support():
+  """With a support, only the unembedding columns of supported tokens get a gradient (the full
+  softmax moves every column); the log-probs are those renormalised on the support."""
+  rng = np.random.default_rng(1)
+  hidden = jnp.asarray(rng.normal(size=(2, 6, 8)), jnp.float32)
+  w = jnp.asarray(rng.normal(size=(8, 40)), jnp.float32)
+  logits = hidden @ w
+  support = jax.lax.top_k(logits, 3)[1].astype(jnp.int32)
+  targets = support[..., 1]  # each position's second most likely token
+  res = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support=support)
+  logp, ent, sup, full = res
+  want = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0] - jax.nn.logsumexp(
+      jnp.take_along_axis(logits, support, -1), -1)
+  np.testing.assert_allclose(logp, want, atol=1e-5)
+  assert (np.asarray(logp) > np.asarray(full)).all() and (np.asarray(sup) == np.asarray(support)).all()
+  grad_trunc = jax.grad(lambda w: chunked_logprobs_entropy(hidden, w, targets, chunk=4, support=support)[0].sum())(w)
+  grad_full = jax.grad(lambda w: chunked_logprobs_entropy(hidden, w, targets, chunk=4)[0].sum())(w)
+  outside = np.setdiff1d(np.arange(40), np.asarray(support).ravel())
+  assert outside.size > 0
+  assert np.abs(np.asarray(grad_trunc)[:, outside]).max() == 0.0
+  assert np.abs(np.asarray(grad_full)[:, outside]).max() > 1e-4
+  # Computing the support from the logits gives the same as passing it (top_p = 1: the top-k).
+  made = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support_top_k=3)
+  np.testing.assert_array_equal(made[2], support)
+  np.testing.assert_allclose(made[0], logp, atol=1e-6)

@@ -150,3 +150,42 @@ def test_sgd_steps_are_proportional_to_the_gradient():
   np.testing.assert_allclose(np.asarray(updates["w"]), [-1.9e-7, -0.19], rtol=1e-5)
   with pytest.raises(ValueError, match="unknown optimiser 'lion'"):
     update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="lion")
+
+
+def test_truncated_support_is_scored_once_and_fixed_in_the_update():
+  """algo.logprob_support = "sampler": the scorer returns the sampling policy's support and the
+  renormalised log-probs; the update renormalises on that support (so at unchanged params its
+  log-probs equal the scorer's and the PPO ratio starts at 1) and raises positive-advantage tokens."""
+  from configs import default
+  c = default.get_config().unlock()
+  c.algo.logprob_support, c.sampling.top_k, c.sampling.top_p = "sampler", 4, 0.95
+  settings = dataclasses.replace(update_lib.UpdateSettings.from_config(c), micro_batch_size=4,
+                                 value_head="separate")
+  assert (settings.support_top_k, settings.support_top_p) == (4, 0.95)
+  policy, critic = _models("separate")
+  pg, cg, tx, state = _state(policy, critic, settings, lr=3e-3)
+  batch = _batch()
+  jb = {k: jnp.asarray(v) for k, v in batch.items()}
+  score = update_lib.make_score_fn(pg, cg, settings)
+  before = score(state.policy, state.critic, state.policy, jb["tokens"], jb["valid"], 1.0)
+  assert before["support"].shape == batch["tokens"].shape + (4,)
+  assert (np.asarray(before["logprobs"]) >= np.asarray(before["full_logprobs"]) - 1e-6).all()
+  np.testing.assert_allclose(before["ref_logprobs"], before["logprobs"], atol=1e-6)
+  # Targets inside the support: each masked position's most likely token.
+  tokens = np.asarray(batch["tokens"]).copy()
+  top = np.asarray(before["support"])[..., 0]
+  tokens[:, 1:] = np.where(batch["mask"][:, 1:] > 0, top[:, 1:], tokens[:, 1:])
+  jb["tokens"] = jnp.asarray(tokens)
+  before = score(state.policy, state.critic, None, jb["tokens"], jb["valid"], 1.0)
+  jb.update(old_logprobs=before["logprobs"], old_values=before["values"], support=before["support"])
+  jb["advantages"] = jnp.asarray(np.abs(batch["advantages"]) + batch["mask"])
+  scalars = {"num_tokens": jnp.float32(batch["mask"].sum()), "num_sequences": jnp.float32(8),
+             "kl_coef": jnp.float32(0.0), "temperature": jnp.float32(1.0)}
+  step = update_lib.make_update_step(pg, cg, tx, tx, settings)
+  state, metrics = step(state, jb, scalars, True, True)
+  assert float(metrics["actor/ratio_mean"]) == pytest.approx(1.0, abs=1e-5)
+  for _ in range(3):
+    state, metrics = step(state, jb, scalars, True, True)
+  after = score(state.policy, state.critic, None, jb["tokens"], jb["valid"], 1.0)
+  m = batch["mask"].astype(bool)
+  assert np.asarray(after["logprobs"])[m].mean() > np.asarray(before["logprobs"])[m].mean() + 0.01

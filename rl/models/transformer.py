@@ -462,13 +462,43 @@ def forward(graphdef, state, input_ids, attention_mask=None, positions=None) -> 
   return model(input_ids, attention_mask=attention_mask, positions=positions)
 
 
+def sampler_support(scaled_logits: Array, top_k: int, top_p: float | Array = 1.0) -> Array:
+  """Ids [..., top_k] of the tokens a top-k / top-p sampler can draw from `scaled_logits`
+  (already divided by the temperature), -1 in unused slots: the top-k set, then the smallest
+  prefix of it whose renormalised mass reaches `top_p` (as rl.sampling filters; the top token is
+  always kept)."""
+  vals, ids = jax.lax.top_k(scaled_logits, top_k)
+  probs = jax.nn.softmax(vals, axis=-1)
+  keep = (jnp.cumsum(probs, axis=-1) - probs) < top_p
+  keep = keep.at[..., 0].set(True)
+  return jnp.where(keep, ids, -1).astype(jnp.int32)
+
+
+def support_logprob(scaled_logits: Array, support: Array, targets: Array, full_logp: Array) -> Array:
+  """log p(target) under softmax(scaled_logits) renormalised over `support` ([..., K] ids, -1 =
+  unused), the distribution a truncated sampler draws from. A target outside the support (a
+  token the policy did not sample, or a tie at the cut) keeps `full_logp`."""
+  z = jnp.take_along_axis(scaled_logits, jnp.maximum(support, 0), axis=-1)
+  z = jnp.where(support >= 0, z, -jnp.inf)
+  z_target = jnp.take_along_axis(scaled_logits, targets[..., None], axis=-1)[..., 0]
+  inside = jnp.any(support == targets[..., None], axis=-1)
+  return jnp.where(inside, z_target - jax.nn.logsumexp(z, axis=-1), full_logp)
+
+
 def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, *,
                              temperature: float | Array = 1.0, chunk: int = 256,
-                             with_entropy: bool = True) -> tuple[Array, Array]:
+                             with_entropy: bool = True, support: Array | None = None,
+                             support_top_k: int = 0, support_top_p: float | Array = 1.0) -> tuple:
   """log p(targets) and entropy [B, T] from hidden [B, T, D], one sequence chunk at a time.
 
   Each chunk's [B, chunk, V] logits are rematerialised in the backward pass, so peak memory is
   O(B * chunk * V) instead of O(B * T * V).
+
+  Truncated sampling (docs/algorithms.md, "Sampler support"): with `support_top_k` > 0 the
+  top-k / top-p support of these logits is computed ([B, T, K]) and the log-probs are those of
+  the renormalised distribution on it; with a given `support` the log-probs are renormalised on
+  that one (the sampling policy's, fixed during the update). The entropy is always the full
+  distribution's. Returns (logp, entropy), plus (support, full_logp) when either is used.
   """
   b, t, d = hidden.shape
   chunk = max(1, min(chunk, t))
@@ -476,45 +506,68 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   if pad:
     hidden = jnp.pad(hidden, ((0, 0), (0, pad), (0, 0)))
     targets = jnp.pad(targets, ((0, 0), (0, pad)))
+    if support is not None:
+      support = jnp.pad(support, ((0, 0), (0, pad), (0, 0)), constant_values=-1)
   n = (t + pad) // chunk
   hidden_chunks = hidden.reshape(b, n, chunk, d).swapaxes(0, 1)
   target_chunks = targets.reshape(b, n, chunk).swapaxes(0, 1)
+  truncated = support is not None or support_top_k > 0
+  k = support.shape[-1] if support is not None else max(support_top_k, 1)
+  support_chunks = (support.reshape(b, n, chunk, k).swapaxes(0, 1) if support is not None
+                    else jnp.zeros((n, b, chunk, k), jnp.int32))
 
   @jax.checkpoint
-  def one_chunk(h, y):
+  def one_chunk(h, y, sup):
     logits = jnp.einsum("btd,dv->btv", h, unembedding.astype(h.dtype)).astype(jnp.float32)
     logits = logits / temperature
     logp_all = jax.nn.log_softmax(logits, axis=-1)
-    logp = jnp.take_along_axis(logp_all, y[..., None].astype(jnp.int32), axis=-1)[..., 0]
+    y = y.astype(jnp.int32)
+    logp = jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]
     if with_entropy:
       ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
     else:
       ent = jnp.zeros_like(logp)
-    return logp, ent
+    if not truncated:
+      return logp, ent, sup, logp
+    if support is None:
+      sup = sampler_support(jax.lax.stop_gradient(logits), support_top_k, support_top_p)
+    return support_logprob(logits, sup, y, logp), ent, sup, logp
 
-  logp, ent = jax.lax.map(lambda args: one_chunk(*args), (hidden_chunks, target_chunks))
-  logp = logp.swapaxes(0, 1).reshape(b, -1)[:, :t]
-  ent = ent.swapaxes(0, 1).reshape(b, -1)[:, :t]
-  return logp, ent
+  logp, ent, sup, full = jax.lax.map(lambda args: one_chunk(*args),
+                                     (hidden_chunks, target_chunks, support_chunks))
+  unchunk = lambda x: x.swapaxes(0, 1).reshape((b, -1) + x.shape[3:])[:, :t]
+  if not truncated:
+    return unchunk(logp), unchunk(ent)
+  return unchunk(logp), unchunk(ent), unchunk(sup), unchunk(full)
 
 
 def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array | None = None, *,
                    temperature: float | Array = 1.0, chunk: int = 256, with_entropy: bool = True,
-                   with_values: bool = False) -> dict[str, Array]:
+                   with_values: bool = False, support: Array | None = None, support_top_k: int = 0,
+                   support_top_p: float | Array = 1.0) -> dict[str, Array]:
   """Per-token quantities aligned with `input_ids` [B, T] (index 0 has no prediction: zeros).
 
   Returns {"logprobs": log p(x_t | x_<t), "entropy": H(p(. | x_<t)), and with `with_values`
   "values": V(s_t) read from the hidden state at t-1, the state that predicts token t}.
+  With `support_top_k` or `support` (aligned with input_ids, [B, T, K]) the log-probs are those
+  of the truncated sampler (chunked_logprobs_entropy), and "support" and "full_logprobs" are
+  added.
   """
   input_ids = jnp.asarray(input_ids)
   hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask)
   predictors = hidden[:, :-1]
-  logp, ent = chunked_logprobs_entropy(predictors, model.unembedding(), input_ids[:, 1:],
-                                       temperature=temperature, chunk=chunk,
-                                       with_entropy=with_entropy)
+  res = chunked_logprobs_entropy(predictors, model.unembedding(), input_ids[:, 1:],
+                                 temperature=temperature, chunk=chunk, with_entropy=with_entropy,
+                                 support=None if support is None else support[:, 1:],
+                                 support_top_k=support_top_k, support_top_p=support_top_p)
+  logp, ent = res[:2]
   zeros = jnp.zeros_like(logp[:, :1])
   out = {"logprobs": jnp.concatenate([zeros, logp], 1),
          "entropy": jnp.concatenate([zeros, ent], 1)}
+  if len(res) == 4:
+    sup, full = res[2], res[3]
+    out["support"] = jnp.concatenate([jnp.full_like(sup[:, :1], -1), sup], 1)
+    out["full_logprobs"] = jnp.concatenate([zeros, full], 1)
   if with_values:
     out["values"] = jnp.concatenate([zeros, model.values_from_hidden(predictors)], 1)
   return out
