@@ -2,8 +2,10 @@
 
   python scripts/traj_stats.py runs/x/trajectories [--by turns|tokens] [--group task|prefix] [--json]
 
-Prints length percentiles overall, per task group and split by success, the P90/P10 ratio, how
-often one task has both a short failure and a long success, and a one-line recommendation:
+Prints how episodes ended (success, or the failure's first kind: code edited but tests fail, a
+tool error such as an `old` string not found, a malformed call, no edit at all), length
+percentiles overall, per task group and split by success, the P90/P10 ratio, how often one task
+has both a short failure and a long success, and a one-line recommendation:
 when lengths vary widely (P90/P10 > 5), a group mean mixes very different credit-assignment
 problems and a critic (PPO with GAE) is argued for; otherwise group-relative advantages suffice.
 """
@@ -37,6 +39,29 @@ def trajectory_length(record: Mapping[str, Any], by: str) -> int:
   raise ValueError(f"unknown length measure {by!r}; expected 'turns' or 'tokens'")
 
 
+OUTCOMES = ("success", "flagged", "edited, tests fail", "tool error", "malformed call", "no edit")
+_EDIT_TOOLS = ("edit_file", "write_file", "answer")
+
+
+def outcome(record: Mapping[str, Any]) -> str:
+  """How an episode ended: "success", or for a failure the first that applies of "flagged"
+  (anti-hack), "edited, tests fail" (an edit went through), "tool error" (a well-formed call the
+  tool refused, e.g. `old` not found), "malformed call" (no usable tool call), "no edit"."""
+  if record.get("success"):
+    return "success"
+  if (record.get("hack") or {}).get("flagged"):
+    return "flagged"
+  steps = record.get("steps", [])
+  refused = lambda s: str(s.get("observation") or "").startswith("Error")
+  if any(s.get("action_type") in _EDIT_TOOLS and not refused(s) for s in steps):
+    return "edited, tests fail"
+  if any(s.get("action_type") is not None and refused(s) for s in steps):
+    return "tool error"
+  if any(s.get("action_type") is None for s in steps):
+    return "malformed call"
+  return "no edit"
+
+
 def task_group(task_id: str, how: str) -> str:
   if how == "task":
     return task_id
@@ -55,6 +80,8 @@ def percentiles(values: Iterable[float]) -> dict[str, float]:
 
 
 def compute_stats(records: Iterable[Mapping[str, Any]], *, by: str = "turns", group: str = "task") -> dict[str, Any]:
+  records = list(records)
+  ends = collections.Counter(outcome(r) for r in records)
   rows = [(task_group(r["task_id"], group), r["task_id"], trajectory_length(r, by), bool(r.get("success")))
           for r in records]
   if not rows:
@@ -80,6 +107,7 @@ def compute_stats(records: Iterable[Mapping[str, Any]], *, by: str = "turns", gr
       "measure": by,
       "episodes": len(rows),
       "success_rate": float(np.mean([ok for *_, ok in rows])),
+      "outcomes": {k: ends[k] / len(rows) for k in OUTCOMES},
       "overall": overall,
       "success": percentiles(n for *_, n, ok in rows if ok),
       "failure": percentiles(n for *_, n, ok in rows if not ok),
@@ -113,7 +141,8 @@ def format_table(stats: Mapping[str, Any], max_groups: int = 30) -> str:
 
   header = f"{'':<32} {'n':>5} " + " ".join(f"{'p' + str(q):>7}" for q in PERCENTILES) + f" {'mean':>8}"
   lines = [f"trajectory length in {stats['measure']}; {stats['episodes']} episodes, "
-           f"success rate {stats['success_rate']:.3f}", header,
+           f"success rate {stats['success_rate']:.3f}",
+           "outcomes: " + ", ".join(f"{k} {v:.2f}" for k, v in stats["outcomes"].items() if v), header,
            row("all", stats["overall"]), row("success", stats["success"]), row("failure", stats["failure"])]
   groups = list(stats["groups"].items())
   for g, p in groups[:max_groups]:

@@ -170,3 +170,22 @@ def test_grade_and_replay_clis_in_the_real_sandbox(tmp_path, renderer):
   assert out.returncode == 0, out.stdout + out.stderr
   summary = json.loads(out.stdout.strip().splitlines()[-1])
   assert summary == {"replayed": 2, "reward_mismatches": 0, "records_with_step_differences": 0}
+
+
+def test_traj_stats_outcomes_name_the_first_kind_of_failure():
+  sys.path.insert(0, os.path.join(REPO, "scripts"))
+  import traj_stats  # pylint: disable=import-outside-toplevel
+  step = lambda kind, obs="": {"action_type": kind, "observation": obs, "tokens": {"action": 5}}
+  records = [
+      {"task_id": "t", "success": True, "steps": [step("edit_file", "Edited a.py"), step("submit")]},
+      {"task_id": "t", "success": False, "hack": {"flagged": True}, "steps": [step("submit")]},
+      {"task_id": "t", "success": False, "steps": [step(None, "Error: not JSON"), step("edit_file", "Edited a.py")]},
+      {"task_id": "t", "success": False, "steps": [step("edit_file", "Error: the `old` string was not found"),
+                                                   step(None, "Error: not JSON")]},
+      {"task_id": "t", "success": False, "steps": [step("read_file", "def f(): ..."), step(None, "Error: x")]},
+      {"task_id": "t", "success": False, "steps": [step("read_file", "def f(): ..."), step("submit")]},
+  ]
+  assert [traj_stats.outcome(r) for r in records] == list(traj_stats.OUTCOMES)
+  stats = traj_stats.compute_stats(records)
+  assert stats["outcomes"] == {k: 1 / 6 for k in traj_stats.OUTCOMES}
+  assert "outcomes: success 0.17" in traj_stats.format_table(stats)
