@@ -87,6 +87,7 @@ _RANGES = (
     ("sft.expert_write_prob", 0.0, 1.0, True),
     ("sft.expert_thought_prob", 0.0, 1.0, True),
     ("sft.expert_give_up_prob", 0.0, 1.0, True),
+    ("algo.kl_topk", 0, math.inf, True),
 )
 
 _GROUP_ESTIMATORS = ("grpo", "drgrpo", "rloo")
@@ -118,6 +119,9 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
     raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
                       f"optimiser), got {config.optim.policy_optimizer!r}")
+  if config.algo.kl_topk > 0 and config.algo.kl_in != "loss":
+    raise ConfigError("config.algo.kl_topk > 0 is a KL in the loss: it needs algo.kl_in='loss', "
+                      f"got {config.algo.kl_in!r}")
   if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
     raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
                       f"the support the update renormalises on), got {config.sampling.top_k}")

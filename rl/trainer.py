@@ -558,8 +558,9 @@ class Trainer:
         "sampler_logprobs": sampler_logprobs * mask, "token_weights": token_weights,
         "sample_weights": sample_weights, "has_sampler": has_sampler,
     }
-    if "support" in scored:
-      full["support"] = scored["support"]
+    for key in ("support", "ref_top_ids", "ref_top_logprobs"):  # [B, T, K] extras of the scorer
+      if key in scored:
+        full[key] = scored[key]
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()

@@ -60,6 +60,9 @@ class UpdateSettings:
   # (0 = the full softmax).
   support_top_k: int = 0
   support_top_p: float = 1.0
+  # algo.kl_topk > 0: the KL in the loss is exact over the reference's top-k tokens plus one
+  # bucket for the rest of the vocabulary, instead of the sampled-token estimator `kl_kind`.
+  kl_topk: int = 0
 
   @classmethod
   def from_config(cls, config) -> "UpdateSettings":
@@ -69,7 +72,7 @@ class UpdateSettings:
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
-               **_support_settings(config))
+               kl_topk=int(a.get("kl_topk", 0)), **_support_settings(config))
 
   @property
   def truncated(self) -> bool:
@@ -126,8 +129,19 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
 # --- per-micro-batch quantities -----------------------------------------------------------------
 
 
+def topk_kl(logp: jax.Array, ref_logp: jax.Array) -> jax.Array:
+  """KL(p || ref) [B, T] between two distributions coarsened to the reference's top-k tokens
+  ([B, T, k] full-softmax log-probs of the same ids under each) and one bucket for the rest of
+  the vocabulary. By the data-processing inequality it is at most the full KL, and it counts
+  any mass that moves from the reference's likely tokens into the tail."""
+  p, q = jnp.exp(logp), jnp.exp(ref_logp)
+  p_rest = jnp.clip(1.0 - p.sum(-1), 1e-12, 1.0)
+  q_rest = jnp.clip(1.0 - q.sum(-1), 1e-12, 1.0)
+  return (p * (logp - ref_logp)).sum(-1) + p_rest * (jnp.log(p_rest) - jnp.log(q_rest))
+
+
 def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
-                    support=None):
+                    support=None, gather_ids=None, top_logprobs=0):
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
   the log-probs are renormalised on it."""
@@ -137,7 +151,8 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
                                   chunk=settings.logits_chunk, with_entropy=True,
                                   with_values=settings.value_head == "shared", support=support,
                                   support_top_k=settings.support_top_k if truncated else 0,
-                                  support_top_p=settings.support_top_p)
+                                  support_top_p=settings.support_top_p, gather_ids=gather_ids,
+                                  top_logprobs=top_logprobs)
 
 
 def _critic_values(graphdef, params, tokens, valid):
@@ -145,8 +160,10 @@ def _critic_values(graphdef, params, tokens, valid):
 
 
 def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
+  topk = settings.kl_in_loss and settings.kl_topk > 0
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
-                        support=mb["support"] if settings.truncated else None)
+                        support=mb["support"] if settings.truncated else None,
+                        gather_ids=mb["ref_top_ids"] if topk else None)
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=float(mask.shape[1]))
@@ -158,7 +175,8 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   metrics = {f"actor/{k}": v for k, v in metrics.items()}
   metrics.update({"actor/pg_loss": pg_loss, "actor/entropy": entropy})
   if settings.kl_in_loss:
-    kl = losses_lib.kl_penalty(out["logprobs"], mb["ref_logprobs"], settings.kl_kind)
+    kl = (topk_kl(out["gathered"], mb["ref_top_logprobs"]) if topk
+          else losses_lib.kl_penalty(out["logprobs"], mb["ref_logprobs"], settings.kl_kind))
     kl_loss = losses_lib.aggregate(kl, mask, "token-mean", num_tokens=kw["num_tokens"])
     loss = loss + mb["kl_coef"] * kl_loss
     metrics["actor/kl_loss"] = kl_loss
@@ -266,8 +284,10 @@ def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) ->
     if ref is not None:
       ref_out = _policy_forward(policy_graphdef, ref, tokens, valid, temperature,
                                 dataclasses.replace(settings, value_head="separate"),
-                                support=out.get("support"))
+                                support=out.get("support"), top_logprobs=settings.kl_topk)
       result["ref_logprobs"] = ref_out["logprobs"]
+      if settings.kl_topk > 0:
+        result["ref_top_ids"], result["ref_top_logprobs"] = ref_out["top_ids"], ref_out["top_logprobs"]
     return result
 
   return jax.jit(score)

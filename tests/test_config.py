@@ -56,6 +56,15 @@ def test_invalid_fields_are_named(field, value, message):
     config_lib.validate(c)
 
 
+def test_topk_kl_is_a_loss_term():
+  c = default.get_config().unlock()
+  c.algo.kl_coef, c.algo.kl_topk, c.algo.kl_in = 0.1, 16, "reward"
+  with pytest.raises(config_lib.ConfigError, match="kl_in='loss'"):
+    config_lib.validate(c)
+  c.algo.kl_in = "loss"
+  config_lib.validate(c)
+
+
 def test_sampler_support_needs_a_top_k():
   c = default.get_config().unlock()
   c.algo.logprob_support = "sampler"

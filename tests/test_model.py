@@ -207,8 +207,8 @@ def test_truncated_logprobs_send_no_gradient_outside_the_support():
   logits = hidden @ w
   support = jax.lax.top_k(logits, 3)[1].astype(jnp.int32)
   targets = support[..., 1]  # each position's second most likely token
-  res = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support=support)
-  logp, ent, sup, full = res
+  logp, ent, extras = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support=support)
+  sup, full = extras["support"], extras["full_logprobs"]
   want = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0] - jax.nn.logsumexp(
       jnp.take_along_axis(logits, support, -1), -1)
   np.testing.assert_allclose(logp, want, atol=1e-5)
@@ -221,5 +221,5 @@ def test_truncated_logprobs_send_no_gradient_outside_the_support():
   assert np.abs(np.asarray(grad_full)[:, outside]).max() > 1e-4
   # Computing the support from the logits gives the same as passing it (top_p = 1: the top-k).
   made = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support_top_k=3)
-  np.testing.assert_array_equal(made[2], support)
+  np.testing.assert_array_equal(made[2]["support"], support)
   np.testing.assert_allclose(made[0], logp, atol=1e-6)

@@ -189,3 +189,47 @@ def test_truncated_support_is_scored_once_and_fixed_in_the_update():
   after = score(state.policy, state.critic, None, jb["tokens"], jb["valid"], 1.0)
   m = batch["mask"].astype(bool)
   assert np.asarray(after["logprobs"])[m].mean() > np.asarray(before["logprobs"])[m].mean() + 0.01
+
+
+def test_topk_kl_is_exact_over_the_whole_vocabulary_and_a_lower_bound_otherwise():
+  rng = np.random.default_rng(0)
+  lp = jax.nn.log_softmax(jnp.asarray(rng.normal(size=(3, 4, 30)) * 2, jnp.float32), -1)
+  lq = jax.nn.log_softmax(jnp.asarray(rng.normal(size=(3, 4, 30)) * 2, jnp.float32), -1)
+  full = (jnp.exp(lp) * (lp - lq)).sum(-1)
+  on = lambda x, ids: jnp.take_along_axis(x, ids, -1)
+  every = jax.lax.top_k(lq, 30)[1]
+  np.testing.assert_allclose(update_lib.topk_kl(on(lp, every), on(lq, every)), full, atol=1e-5)
+  top5 = jax.lax.top_k(lq, 5)[1]
+  part = np.asarray(update_lib.topk_kl(on(lp, top5), on(lq, top5)))
+  assert (part <= np.asarray(full) + 1e-6).all() and part.min() > 0
+  assert np.abs(np.asarray(update_lib.topk_kl(on(lq, top5), on(lq, top5)))).max() < 1e-6
+
+
+def test_topk_kl_in_the_loss_is_wired_through_scorer_and_update():
+  """algo.kl_topk: the scorer returns the reference's top-k ids and log-probs; the update's KL is
+  0 while the policy equals the reference and grows as a positive-advantage update moves it."""
+  from configs import default
+  c = default.get_config().unlock()
+  c.algo.kl_coef, c.algo.kl_topk = 0.1, 4
+  settings = dataclasses.replace(update_lib.UpdateSettings.from_config(c), micro_batch_size=4,
+                                 value_head="separate")
+  assert settings.kl_in_loss and settings.kl_topk == 4
+  policy, critic = _models("separate")
+  pg, cg, tx, state = _state(policy, critic, settings, lr=3e-3)
+  ref = jax.tree.map(jnp.copy, state.policy)
+  batch = _batch()
+  jb = {k: jnp.asarray(v) for k, v in batch.items()}
+  score = update_lib.make_score_fn(pg, cg, settings)
+  scored = score(state.policy, state.critic, ref, jb["tokens"], jb["valid"], 1.0)
+  assert scored["ref_top_ids"].shape == batch["tokens"].shape + (4,)
+  jb.update(old_logprobs=scored["logprobs"], old_values=scored["values"],
+            ref_top_ids=scored["ref_top_ids"], ref_top_logprobs=scored["ref_top_logprobs"],
+            advantages=jnp.asarray(np.abs(batch["advantages"]) + batch["mask"]))
+  scalars = {"num_tokens": jnp.float32(batch["mask"].sum()), "num_sequences": jnp.float32(8),
+             "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
+  step = update_lib.make_update_step(pg, cg, tx, tx, settings)
+  state, metrics = step(state, jb, scalars, True, True)
+  assert abs(float(metrics["actor/kl_loss"])) < 1e-6
+  for _ in range(3):
+    state, metrics = step(state, jb, scalars, True, True)
+  assert float(metrics["actor/kl_loss"]) > 1e-4

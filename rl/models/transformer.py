@@ -488,7 +488,8 @@ def support_logprob(scaled_logits: Array, support: Array, targets: Array, full_l
 def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, *,
                              temperature: float | Array = 1.0, chunk: int = 256,
                              with_entropy: bool = True, support: Array | None = None,
-                             support_top_k: int = 0, support_top_p: float | Array = 1.0) -> tuple:
+                             support_top_k: int = 0, support_top_p: float | Array = 1.0,
+                             gather_ids: Array | None = None, top_logprobs: int = 0) -> tuple:
   """log p(targets) and entropy [B, T] from hidden [B, T, D], one sequence chunk at a time.
 
   Each chunk's [B, chunk, V] logits are rematerialised in the backward pass, so peak memory is
@@ -497,8 +498,11 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   Truncated sampling (docs/algorithms.md, "Sampler support"): with `support_top_k` > 0 the
   top-k / top-p support of these logits is computed ([B, T, K]) and the log-probs are those of
   the renormalised distribution on it; with a given `support` the log-probs are renormalised on
-  that one (the sampling policy's, fixed during the update). The entropy is always the full
-  distribution's. Returns (logp, entropy), plus (support, full_logp) when either is used.
+  that one (the sampling policy's, fixed during the update). `gather_ids` [B, T, K'] asks for the
+  full-softmax log-probs of those tokens, and `top_logprobs` = k for the ids and log-probs of each
+  position's k most likely tokens (both for the top-k KL). The entropy is always the full
+  distribution's. Returns (logp, entropy), plus a dict of extras ("support", "full_logprobs",
+  "gathered", "top_ids", "top_logprobs") when any of these is used.
   """
   b, t, d = hidden.shape
   chunk = max(1, min(chunk, t))
@@ -508,16 +512,17 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
     targets = jnp.pad(targets, ((0, 0), (0, pad)))
     if support is not None:
       support = jnp.pad(support, ((0, 0), (0, pad), (0, 0)), constant_values=-1)
+    if gather_ids is not None:
+      gather_ids = jnp.pad(gather_ids, ((0, 0), (0, pad), (0, 0)))
   n = (t + pad) // chunk
-  hidden_chunks = hidden.reshape(b, n, chunk, d).swapaxes(0, 1)
-  target_chunks = targets.reshape(b, n, chunk).swapaxes(0, 1)
+  to_chunks = lambda x: x.reshape((b, n, chunk) + x.shape[2:]).swapaxes(0, 1)
   truncated = support is not None or support_top_k > 0
   k = support.shape[-1] if support is not None else max(support_top_k, 1)
-  support_chunks = (support.reshape(b, n, chunk, k).swapaxes(0, 1) if support is not None
-                    else jnp.zeros((n, b, chunk, k), jnp.int32))
+  support_chunks = to_chunks(support) if support is not None else jnp.zeros((n, b, chunk, k), jnp.int32)
+  gather_chunks = to_chunks(gather_ids) if gather_ids is not None else jnp.zeros((n, b, chunk, 1), jnp.int32)
 
   @jax.checkpoint
-  def one_chunk(h, y, sup):
+  def one_chunk(h, y, sup, gids):
     logits = jnp.einsum("btd,dv->btv", h, unembedding.astype(h.dtype)).astype(jnp.float32)
     logits = logits / temperature
     logp_all = jax.nn.log_softmax(logits, axis=-1)
@@ -527,31 +532,42 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
       ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
     else:
       ent = jnp.zeros_like(logp)
-    if not truncated:
-      return logp, ent, sup, logp
-    if support is None:
-      sup = sampler_support(jax.lax.stop_gradient(logits), support_top_k, support_top_p)
-    return support_logprob(logits, sup, y, logp), ent, sup, logp
+    gathered = jnp.take_along_axis(logp_all, gids.astype(jnp.int32), axis=-1)
+    top_lp, top_ids = jax.lax.top_k(jax.lax.stop_gradient(logp_all), max(top_logprobs, 1))
+    full = logp
+    if truncated:
+      if support is None:
+        sup = sampler_support(jax.lax.stop_gradient(logits), support_top_k, support_top_p)
+      logp = support_logprob(logits, sup, y, full)
+    return logp, ent, sup, full, gathered, top_ids.astype(jnp.int32), top_lp
 
-  logp, ent, sup, full = jax.lax.map(lambda args: one_chunk(*args),
-                                     (hidden_chunks, target_chunks, support_chunks))
+  outs = jax.lax.map(lambda args: one_chunk(*args), (to_chunks(hidden), to_chunks(targets),
+                                                     support_chunks, gather_chunks))
   unchunk = lambda x: x.swapaxes(0, 1).reshape((b, -1) + x.shape[3:])[:, :t]
-  if not truncated:
-    return unchunk(logp), unchunk(ent)
-  return unchunk(logp), unchunk(ent), unchunk(sup), unchunk(full)
+  logp, ent, sup, full, gathered, top_ids, top_lp = (unchunk(x) for x in outs)
+  extras = {}
+  if truncated:
+    extras.update(support=sup, full_logprobs=full)
+  if gather_ids is not None:
+    extras["gathered"] = gathered
+  if top_logprobs > 0:
+    extras.update(top_ids=top_ids, top_logprobs=top_lp)
+  return (logp, ent, extras) if extras else (logp, ent)
 
 
 def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array | None = None, *,
                    temperature: float | Array = 1.0, chunk: int = 256, with_entropy: bool = True,
                    with_values: bool = False, support: Array | None = None, support_top_k: int = 0,
-                   support_top_p: float | Array = 1.0) -> dict[str, Array]:
+                   support_top_p: float | Array = 1.0, gather_ids: Array | None = None,
+                   top_logprobs: int = 0) -> dict[str, Array]:
   """Per-token quantities aligned with `input_ids` [B, T] (index 0 has no prediction: zeros).
 
   Returns {"logprobs": log p(x_t | x_<t), "entropy": H(p(. | x_<t)), and with `with_values`
   "values": V(s_t) read from the hidden state at t-1, the state that predicts token t}.
   With `support_top_k` or `support` (aligned with input_ids, [B, T, K]) the log-probs are those
   of the truncated sampler (chunked_logprobs_entropy), and "support" and "full_logprobs" are
-  added.
+  added; with `gather_ids` ([B, T, K'], aligned the same way) "gathered" holds the full-softmax
+  log-probs of those tokens; with `top_logprobs` = k, "top_ids" and "top_logprobs" [B, T, k].
   """
   input_ids = jnp.asarray(input_ids)
   hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask)
@@ -559,15 +575,21 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   res = chunked_logprobs_entropy(predictors, model.unembedding(), input_ids[:, 1:],
                                  temperature=temperature, chunk=chunk, with_entropy=with_entropy,
                                  support=None if support is None else support[:, 1:],
-                                 support_top_k=support_top_k, support_top_p=support_top_p)
+                                 support_top_k=support_top_k, support_top_p=support_top_p,
+                                 gather_ids=None if gather_ids is None else gather_ids[:, 1:],
+                                 top_logprobs=top_logprobs)
   logp, ent = res[:2]
+  extras = res[2] if len(res) == 3 else {}
   zeros = jnp.zeros_like(logp[:, :1])
   out = {"logprobs": jnp.concatenate([zeros, logp], 1),
          "entropy": jnp.concatenate([zeros, ent], 1)}
-  if len(res) == 4:
-    sup, full = res[2], res[3]
-    out["support"] = jnp.concatenate([jnp.full_like(sup[:, :1], -1), sup], 1)
-    out["full_logprobs"] = jnp.concatenate([zeros, full], 1)
+  if "support" in extras:
+    out["support"] = jnp.concatenate([jnp.full_like(extras["support"][:, :1], -1), extras["support"]], 1)
+    out["full_logprobs"] = jnp.concatenate([zeros, extras["full_logprobs"]], 1)
+  for key in ("gathered", "top_ids", "top_logprobs"):
+    if key in extras:
+      g = extras[key]
+      out[key] = jnp.concatenate([jnp.zeros_like(g[:, :1]), g], 1)
   if with_values:
     out["values"] = jnp.concatenate([zeros, model.values_from_hidden(predictors)], 1)
   return out
