@@ -49,8 +49,15 @@ def main():
            "old_values": f() * mask, "ref_logprobs": -4 + f() * 0.1, "sampler_logprobs": -4 + f() * 0.1,
            "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones((B,), np.float32),
            "has_sampler": np.ones((B,), np.float32)}
+  # [B, T, K] extras: a sampler support holding each token (algo.logprob_support) and the
+  # reference's top-k ids and log-probs (algo.kl_topk).
+  ids = (batch["tokens"][..., None] + np.arange(4)) % 64
+  batch.update(support=ids.astype(np.int32), ref_top_ids=((ids + 5) % 64).astype(np.int32),
+               ref_top_logprobs=np.log(rng.uniform(0.05, 0.2, (B, T, 4))).astype(np.float32))
   mesh = distributed.make_mesh(mesh_shape, ("data", "fsdp", "tensor"))
-  settings = update_lib.UpdateSettings(micro_batch_size=8 // (mesh_shape[0] * mesh_shape[1]) * (mesh_shape[0] * mesh_shape[1]))
+  settings = update_lib.UpdateSettings(
+      micro_batch_size=8 // (mesh_shape[0] * mesh_shape[1]) * (mesh_shape[0] * mesh_shape[1]),
+      support_top_k=4, support_top_p=1.0, kl_topk=4, kl_in_loss=True)
   rep = distributed.replicated(mesh)
   state_sharding = jax.tree.map(lambda _: rep, state)
   bs = distributed.batch_sharding(mesh)
@@ -60,7 +67,7 @@ def main():
   state = distributed.put_tree(jax.tree.map(np.asarray, state), state_sharding)
   gbatch = {k: distributed.global_array(v, bs) for k, v in batch.items()}
   scalars = {"num_tokens": jnp.float32(mask.sum()), "num_sequences": jnp.float32(B),
-             "kl_coef": jnp.float32(0.0), "temperature": jnp.float32(1.0)}
+             "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
   for _ in range(2):
     state, metrics = step(state, gbatch, scalars, True, True)
   leaves = jax.tree.leaves(state.policy) + jax.tree.leaves(state.critic)
