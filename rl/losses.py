@@ -338,6 +338,18 @@ def kl_penalty(log_prob: Array, ref_log_prob: Array, kind: str) -> jax.Array:
   return _KL_KINDS[kind](_float(log_prob), _float(ref_log_prob))
 
 
+
+def topk_kl(logp: jax.Array, ref_logp: jax.Array) -> jax.Array:
+  """KL(p || ref) [B, T] between two distributions coarsened to the reference's top-k tokens
+  ([B, T, k] full-softmax log-probs of the same ids under each) and one bucket for the rest of
+  the vocabulary. By the data-processing inequality it is at most the full KL, and it counts
+  any mass that moves from the reference's likely tokens into the tail."""
+  p, q = jnp.exp(logp), jnp.exp(ref_logp)
+  p_rest = jnp.clip(1.0 - p.sum(-1), 1e-12, 1.0)
+  q_rest = jnp.clip(1.0 - q.sum(-1), 1e-12, 1.0)
+  return (p * (logp - ref_logp)).sum(-1) + p_rest * (jnp.log(p_rest) - jnp.log(q_rest))
+
+
 def entropy_from_logits(logits: Array) -> jax.Array:
   """[B, T] entropy of softmax(logits) for [B, T, V] logits (stable: logsumexp form)."""
   check_array("entropy_from_logits", "logits", logits, ndim=3)

@@ -129,17 +129,6 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
 # --- per-micro-batch quantities -----------------------------------------------------------------
 
 
-def topk_kl(logp: jax.Array, ref_logp: jax.Array) -> jax.Array:
-  """KL(p || ref) [B, T] between two distributions coarsened to the reference's top-k tokens
-  ([B, T, k] full-softmax log-probs of the same ids under each) and one bucket for the rest of
-  the vocabulary. By the data-processing inequality it is at most the full KL, and it counts
-  any mass that moves from the reference's likely tokens into the tail."""
-  p, q = jnp.exp(logp), jnp.exp(ref_logp)
-  p_rest = jnp.clip(1.0 - p.sum(-1), 1e-12, 1.0)
-  q_rest = jnp.clip(1.0 - q.sum(-1), 1e-12, 1.0)
-  return (p * (logp - ref_logp)).sum(-1) + p_rest * (jnp.log(p_rest) - jnp.log(q_rest))
-
-
 def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
                     support=None, gather_ids=None, top_logprobs=0):
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
@@ -175,7 +164,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   metrics = {f"actor/{k}": v for k, v in metrics.items()}
   metrics.update({"actor/pg_loss": pg_loss, "actor/entropy": entropy})
   if settings.kl_in_loss:
-    kl = (topk_kl(out["gathered"], mb["ref_top_logprobs"]) if topk
+    kl = (losses_lib.topk_kl(out["gathered"], mb["ref_top_logprobs"]) if topk
           else losses_lib.kl_penalty(out["logprobs"], mb["ref_logprobs"], settings.kl_kind))
     kl_loss = losses_lib.aggregate(kl, mask, "token-mean", num_tokens=kw["num_tokens"])
     loss = loss + mb["kl_coef"] * kl_loss

@@ -277,3 +277,17 @@ def test_policy_loss_bad_input():
     losses.ppo_policy_loss(ok, ok, ok, np.ones((2, 3)), clip_c=0.5)
   with pytest.raises(ValueError, match="'returns' has shape"):
     losses.value_loss(ok, ok, np.zeros((3, 3)), np.ones((2, 3)))
+
+
+def test_topk_kl_is_exact_over_the_whole_vocabulary_and_a_lower_bound_otherwise():
+  rng = np.random.default_rng(0)
+  lp = jax.nn.log_softmax(jnp.asarray(rng.normal(size=(3, 4, 30)) * 2, jnp.float32), -1)
+  lq = jax.nn.log_softmax(jnp.asarray(rng.normal(size=(3, 4, 30)) * 2, jnp.float32), -1)
+  full = (jnp.exp(lp) * (lp - lq)).sum(-1)
+  on = lambda x, ids: jnp.take_along_axis(x, ids, -1)
+  every = jax.lax.top_k(lq, 30)[1]
+  np.testing.assert_allclose(losses.topk_kl(on(lp, every), on(lq, every)), full, atol=1e-5)
+  top5 = jax.lax.top_k(lq, 5)[1]
+  part = np.asarray(losses.topk_kl(on(lp, top5), on(lq, top5)))
+  assert (part <= np.asarray(full) + 1e-6).all() and part.min() > 0
+  assert np.abs(np.asarray(losses.topk_kl(on(lq, top5), on(lq, top5)))).max() < 1e-6

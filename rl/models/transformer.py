@@ -507,52 +507,47 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   b, t, d = hidden.shape
   chunk = max(1, min(chunk, t))
   pad = (-t) % chunk
-  if pad:
-    hidden = jnp.pad(hidden, ((0, 0), (0, pad), (0, 0)))
-    targets = jnp.pad(targets, ((0, 0), (0, pad)))
-    if support is not None:
-      support = jnp.pad(support, ((0, 0), (0, pad), (0, 0)), constant_values=-1)
-    if gather_ids is not None:
-      gather_ids = jnp.pad(gather_ids, ((0, 0), (0, pad), (0, 0)))
   n = (t + pad) // chunk
-  to_chunks = lambda x: x.reshape((b, n, chunk) + x.shape[2:]).swapaxes(0, 1)
+
+  def to_chunks(x, fill=0):  # [B, T, ...] -> [n, B, chunk, ...]
+    x = jnp.pad(x, ((0, 0), (0, pad)) + ((0, 0),) * (x.ndim - 2), constant_values=fill) if pad else x
+    return x.reshape((b, n, chunk) + x.shape[2:]).swapaxes(0, 1)
+
+  # Only what was asked for is an input or output of the chunk loop: the default path computes
+  # the target log-probs and the entropy and nothing else.
+  inputs = {"h": to_chunks(hidden), "y": to_chunks(targets)}
+  if support is not None:
+    inputs["support"] = to_chunks(support, fill=-1)
+  if gather_ids is not None:
+    inputs["gather_ids"] = to_chunks(gather_ids)
   truncated = support is not None or support_top_k > 0
-  k = support.shape[-1] if support is not None else max(support_top_k, 1)
-  support_chunks = to_chunks(support) if support is not None else jnp.zeros((n, b, chunk, k), jnp.int32)
-  gather_chunks = to_chunks(gather_ids) if gather_ids is not None else jnp.zeros((n, b, chunk, 1), jnp.int32)
 
   @jax.checkpoint
-  def one_chunk(h, y, sup, gids):
-    logits = jnp.einsum("btd,dv->btv", h, unembedding.astype(h.dtype)).astype(jnp.float32)
+  def one_chunk(x):
+    logits = jnp.einsum("btd,dv->btv", x["h"], unembedding.astype(x["h"].dtype)).astype(jnp.float32)
     logits = logits / temperature
     logp_all = jax.nn.log_softmax(logits, axis=-1)
-    y = y.astype(jnp.int32)
-    logp = jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]
-    if with_entropy:
-      ent = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
-    else:
-      ent = jnp.zeros_like(logp)
-    gathered = jnp.take_along_axis(logp_all, gids.astype(jnp.int32), axis=-1)
-    top_lp, top_ids = jax.lax.top_k(jax.lax.stop_gradient(logp_all), max(top_logprobs, 1))
-    full = logp
+    y = x["y"].astype(jnp.int32)
+    out = {"logp": jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]}
+    out["ent"] = (-jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1) if with_entropy
+                  else jnp.zeros_like(out["logp"]))
     if truncated:
-      if support is None:
+      sup = x.get("support")
+      if sup is None:
         sup = sampler_support(jax.lax.stop_gradient(logits), support_top_k, support_top_p)
-      logp = support_logprob(logits, sup, y, full)
-    return logp, ent, sup, full, gathered, top_ids.astype(jnp.int32), top_lp
+      out.update(support=sup, full_logprobs=out["logp"],
+                 logp=support_logprob(logits, sup, y, out["logp"]))
+    if "gather_ids" in x:
+      out["gathered"] = jnp.take_along_axis(logp_all, x["gather_ids"].astype(jnp.int32), axis=-1)
+    if top_logprobs > 0:
+      top_lp, top_ids = jax.lax.top_k(jax.lax.stop_gradient(logp_all), top_logprobs)
+      out.update(top_ids=top_ids.astype(jnp.int32), top_logprobs=top_lp)
+    return out
 
-  outs = jax.lax.map(lambda args: one_chunk(*args), (to_chunks(hidden), to_chunks(targets),
-                                                     support_chunks, gather_chunks))
-  unchunk = lambda x: x.swapaxes(0, 1).reshape((b, -1) + x.shape[3:])[:, :t]
-  logp, ent, sup, full, gathered, top_ids, top_lp = (unchunk(x) for x in outs)
-  extras = {}
-  if truncated:
-    extras.update(support=sup, full_logprobs=full)
-  if gather_ids is not None:
-    extras["gathered"] = gathered
-  if top_logprobs > 0:
-    extras.update(top_ids=top_ids, top_logprobs=top_lp)
-  return (logp, ent, extras) if extras else (logp, ent)
+  outs = jax.lax.map(one_chunk, inputs)
+  outs = {k: v.swapaxes(0, 1).reshape((b, -1) + v.shape[3:])[:, :t] for k, v in outs.items()}
+  logp, ent = outs.pop("logp"), outs.pop("ent")
+  return (logp, ent, outs) if outs else (logp, ent)
 
 
 def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array | None = None, *,
