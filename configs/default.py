@@ -202,6 +202,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.weight_decay = 0.0
   c.optim.policy_optimizer = "adamw"  # adamw | sgd (momentum 0.9; lr is then a gradient multiplier)
   c.optim.policy_adam_eps = 1e-8
+  # A regular expression over parameter paths ("layers/0/mlp/up_proj", "norm/weight"): RL updates
+  # only the policy parameters it matches and freezes the rest; "" = all (docs/algorithms.md).
+  c.optim.policy_trainable = ""
   c.optim.adam_b2 = 0.95
   c.optim.grad_clip = 1.0
   c.optim.ppo_epochs = 2

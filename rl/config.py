@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import ml_collections
@@ -125,6 +126,14 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
     raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
                       f"the support the update renormalises on), got {config.sampling.top_k}")
+  try:
+    re.compile(config.optim.policy_trainable)
+  except re.error as e:
+    raise ConfigError(f"config.optim.policy_trainable={config.optim.policy_trainable!r} is not a "
+                      f"regular expression: {e}") from None
+  if config.optim.policy_trainable and config.sft.carry_optimizer_state:
+    raise ConfigError("config.sft.carry_optimizer_state carries SFT's moments of every parameter; it "
+                      "cannot be combined with optim.policy_trainable (a frozen subset)")
   for field, reg in _REGISTRY_FIELDS.items():
     value = get_field(config, field)
     try:

@@ -161,7 +161,7 @@ class Trainer:
     self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2,
-                                               kind=o.policy_optimizer)
+                                               kind=o.policy_optimizer, trainable=o.policy_trainable)
     self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, b2=o.adam_b2)

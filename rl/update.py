@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Any, Callable
 
 import flax.struct
@@ -93,8 +94,13 @@ def _support_settings(config) -> dict:
 
 def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
                    weight_decay: float = 0.0, grad_clip: float = 0.0, eps: float = 1e-8,
-                   b2: float = 0.95, kind: str = "adamw") -> optax.GradientTransformation:
+                   b2: float = 0.95, kind: str = "adamw", trainable: str = "") -> optax.GradientTransformation:
   """Global-norm clipping then AdamW (or SGD with momentum 0.9) with a warm-up + schedule.
+
+  `trainable`: a regular expression over parameter paths (`param_path`, e.g.
+  "layers/0/post_attention_layernorm/weight"); only the parameters it matches (`re.search`) are
+  updated, the rest are frozen (no update, no optimiser state; the clipping norm covers the
+  trained ones only). "" trains every parameter.
 
   `eps` matters for RL on small batches: with the default 1e-8, a parameter whose gradient is
   pure noise moves as far per step as one with a consistent signal (Adam's update is about
@@ -123,7 +129,32 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
     parts.append(optax.sgd(sched, momentum=0.9))
   else:
     raise ValueError(f"unknown optimiser {kind!r}; expected 'adamw' or 'sgd'")
-  return optax.chain(*parts)
+  tx = optax.chain(*parts)
+  if not trainable:
+    return tx
+  pattern = re.compile(trainable)
+
+  def labels(params):
+    out = jax.tree_util.tree_map_with_path(
+        lambda path, _: "train" if pattern.search(param_path(path)) else "freeze", params)
+    if "train" not in jax.tree.leaves(out):
+      names = ", ".join(param_path(p) for p, _ in jax.tree_util.tree_flatten_with_path(params)[0][:6])
+      raise ValueError(f"trainable={trainable!r} matches no parameter (paths look like: {names}, ...)")
+    return out
+
+  return optax.multi_transform({"train": tx, "freeze": optax.set_to_zero()}, labels)
+
+
+def param_path(path) -> str:
+  """A parameter's tree path as "layers/0/self_attn/q_proj" (NNX's `.value` leaf key dropped)."""
+  parts = []
+  for k in path:
+    name = getattr(k, "key", getattr(k, "idx", getattr(k, "name", None)))
+    if name is None:
+      name = str(k)
+    if name != "value":
+      parts.append(str(name))
+  return "/".join(parts)
 
 
 # --- per-micro-batch quantities -----------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from flax import nnx
 
 from rl import model as model_lib
+from rl import config as config_lib
 from rl import update as update_lib
 
 
@@ -150,6 +151,37 @@ def test_sgd_steps_are_proportional_to_the_gradient():
   np.testing.assert_allclose(np.asarray(updates["w"]), [-1.9e-7, -0.19], rtol=1e-5)
   with pytest.raises(ValueError, match="unknown optimiser 'lion'"):
     update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="lion")
+
+
+def test_trainable_regex_freezes_every_other_parameter():
+  """optim.policy_trainable: only matching parameters move, the clipping norm covers only them,
+  the frozen ones keep no optimiser moments, and a pattern that matches nothing is refused."""
+  from flax import nnx
+  from configs import default
+  from rl import trainer as trainer_lib
+  c = default.get_config()
+  _, policy, _ = trainer_lib.build_models(c, 64, 1, 0)
+  params = nnx.state(policy, nnx.Param)
+  grads = jax.tree.map(lambda p: jnp.full(p.shape, 100.0, p.dtype), params)
+  tx = update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="sgd", grad_clip=1.0,
+                                 trainable=r"^norm/weight$")
+  state = tx.init(params)
+  updates, _ = tx.update(grads, state, params)
+  moved = {update_lib.param_path(p): float(jnp.abs(u).max())
+           for p, u in jax.tree_util.tree_flatten_with_path(updates)[0]}
+  assert moved.pop("norm/weight") > 0
+  assert set(moved.values()) == {0.0} and "layers/0/input_layernorm/weight" in moved
+  # SGD's first step is lr * clipped g: the norm of the 128 trained entries alone is clipped to 1.
+  norm = float(jnp.linalg.norm(updates["norm"]["weight"][...]))
+  assert norm == pytest.approx(0.1, rel=1e-4)
+  n_state = sum(x.size for x in jax.tree.leaves(state))
+  assert n_state <= 2 * 128 + 8  # momentum of the trained vector (+ counters), none for the rest
+  with pytest.raises(ValueError, match="matches no parameter.*layers/0"):
+    update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, trainable="no_such").init(params)
+  bad = c.copy_and_resolve_references()
+  bad.unlock().optim.policy_trainable = "(["
+  with pytest.raises(config_lib.ConfigError, match="policy_trainable.*regular expression"):
+    config_lib.validate(bad)
 
 
 def test_truncated_support_is_scored_once_and_fixed_in_the_update():
