@@ -255,6 +255,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # An imperfect demonstrator: this share of the expert's episodes explore and then submit
   # without a fix. 0 = every demonstration solves its task.
   c.sft.expert_give_up_prob = 0.0
+  # This share of the expert's episodes make one mistake (a wrong path, an `old` string not in
+  # the file, broken JSON) and recover from it; the failed turn is left out of the SFT loss.
+  c.sft.expert_mistake_prob = 0.0
   # Clone every demonstration, failed ones included (False: only those that solved their task).
   c.sft.keep_failed_demonstrations = False
   # PPO-ptx: NLL steps on the demonstrations after each RL policy update (policy optimiser,

@@ -105,14 +105,21 @@ def error_turn_keep(episodes: Sequence[Any], turn_ids: np.ndarray, mode: str) ->
   contains an error (SimpleTIR's void-turn filter, Xue et al. 2025); `none` keeps everything.
   Successful episodes are always kept whole: a recovery is worth reinforcing. Rows past
   `len(episodes)` (padding) are kept; their action mask is already zero.
+  `error_turns` (for demonstrations, not an `algo.error_masking` mode) drops exactly the turns
+  that failed, in every episode: behaviour cloning then learns a recovery without its mistake.
   """
-  if mode not in ERROR_MASKING:
+  if mode not in ERROR_MASKING + ("error_turns",):
     raise ValueError(f"error masking must be one of {', '.join(ERROR_MASKING)}, got {mode!r}")
   keep = np.ones(turn_ids.shape, np.float32)
   if mode == "none":
     return keep
   for i, e in enumerate(episodes):
     errors = list(getattr(e, "turn_errors", None) or [])
+    if mode == "error_turns":
+      bad = [t for t, err in enumerate(errors) if err]
+      if bad:
+        keep[i] = (~np.isin(turn_ids[i], bad)).astype(np.float32)
+      continue
     if e.success or not any(errors):
       continue
     first = errors.index(True)

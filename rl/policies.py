@@ -112,6 +112,11 @@ _RUN_AFTER = ("Now the tests again to check the fix.", "Let me verify with the t
 _EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the fix.",
                   "I'll correct this line.", "")
 _SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
+_RECOVER_THOUGHTS = ("That did not work. Let me look again.", "Wrong file; listing the files.",
+                     "The text did not match; reading the file first.", "")
+# File names a confused agent reaches for (the synthetic library's modules and common ones).
+_WRONG_PATHS = ("lists.py", "nums.py", "strs.py", "parsers.py", "ds.py", "main.py", "utils.py", "solution.py")
+MISTAKES = ("wrong_path", "old_not_found", "malformed")
 _GIVE_UP_THOUGHTS = ("I cannot find the bug; submitting as is.", "Giving up on this one.",
                      "Not sure what is wrong here. Submitting.", "")
 
@@ -187,12 +192,20 @@ class ScriptedExpert(TextPolicy):
   usual and then submit without an edit (and fail), the way weak agents in real SFT data give up.
   Behaviour-cloned unfiltered, such data leaves the policy a failure mode that only the reward
   can tell apart from the successes (the default experiment, README).
+
+  With `mistake_prob` > 0 that share of its episodes make one realistic mistake before the fix
+  and recover from it: a read of a file that does not exist (then it lists the files), an
+  `edit_file` whose `old` is not in the file (then it reads the file), or a tool call with broken
+  JSON (then it repeats the call). The episode still solves its task. SFT leaves the failed turn
+  out of the loss (`rl.batching.error_turn_keep(..., "error_turns")`), so the policy clones the
+  recovery and not the mistake.
   """
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
                run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
-               minimal_edits: bool = False, give_up_prob: float = 0.0):
+               minimal_edits: bool = False, give_up_prob: float = 0.0, mistake_prob: float = 0.0):
     super().__init__(renderer)
+    self.mistake_prob = mistake_prob
     self.give_up_prob = give_up_prob
     self.minimal_edits = minimal_edits
     self.seed = seed
@@ -271,6 +284,11 @@ class ScriptedExpert(TextPolicy):
           current = current.replace(old, new, 1)
         edits.append(self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
             "edit_file", {"path": path, "old": old, "new": new}))
+    # A mistake and its recovery go right before the edits (no random draws at mistake_prob 0,
+    # so the default demonstrations do not change).
+    mistake: list[str] = []
+    if self.mistake_prob and rng.random() < self.mistake_prob:
+      mistake = self._mistake(rng, task, fixes[0], edits[0])
     optional_after: list[str] = []
     if test_cmd and rng.random() < self.run_prob:
       optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
@@ -278,10 +296,36 @@ class ScriptedExpert(TextPolicy):
         optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
     submit = self._say(rng, _SUBMIT_THOUGHTS) + tool_call_text("submit", {})
     # Drop optional steps (latest first) until the plan fits the turn limit.
-    room = request.turns_left - len(edits) - 1
+    if len(mistake) > request.turns_left - len(edits) - 1:
+      mistake = []  # no room for the mistake and its recovery
+    room = request.turns_left - len(edits) - 1 - len(mistake)
     while len(optional_before) + len(optional_after) > max(room, 0):
       (optional_after or optional_before).pop()
-    return optional_before + edits + optional_after + [submit]
+    return optional_before + mistake + edits + optional_after + [submit]
+
+  def _mistake(self, rng: random.Random, task: Any, fix: dict[str, str], edit: str) -> list[str]:
+    """One failing turn and, where the agent needs one, a recovery turn before the real edit."""
+    kind = rng.choice(MISTAKES)
+    path = fix["path"]
+    if kind == "wrong_path":
+      existing = {p.name for p in Path(task.repo_dir).iterdir()} | {path}
+      wrong = rng.choice([p for p in _WRONG_PATHS if p not in existing])
+      return [self._say(rng, _READ_THOUGHTS, path=wrong) + tool_call_text("read_file", {"path": wrong}),
+              self._say(rng, _RECOVER_THOUGHTS[1:2]) + tool_call_text("list_files", {"path": "."})]
+    if kind == "old_not_found":
+      text = (Path(task.repo_dir) / path).read_text(encoding="utf-8")
+      # The fixed text (already "applied" in the agent's head), or the old text mis-indented.
+      candidates = [fix["new"], "  " + fix["old"].lstrip(), fix["old"].strip() + " "]
+      bad_old = next((c for c in candidates if c.strip() and c not in text), None)
+      if bad_old is None:
+        return []
+      return [self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+                  "edit_file", {"path": path, "old": bad_old, "new": fix["new"]}),
+              self._say(rng, _RECOVER_THOUGHTS[2:3]) + tool_call_text("read_file", {"path": path})]
+    # malformed: the edit call with its JSON cut short (a missing closing brace and tag)
+    call = edit[edit.index(TOOL_CALL_START):]
+    body = call[len(TOOL_CALL_START):-len(TOOL_CALL_END)]
+    return [edit[:edit.index(TOOL_CALL_START)] + TOOL_CALL_START + body[:-1] + TOOL_CALL_END]
 
   def text_for(self, request: ActRequest) -> str:
     if request.mode == "single_turn":

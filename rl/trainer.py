@@ -347,7 +347,8 @@ class Trainer:
     expert = policies.ScriptedExpert(
         self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
         write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
-        minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob)
+        minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob,
+        mistake_prob=c.sft.expert_mistake_prob)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
@@ -355,12 +356,20 @@ class Trainer:
     print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
     return episodes if c.sft.keep_failed_demonstrations else ok
 
+  def _demo_batch(self, demos: list) -> batching.RolloutBatch:
+    """The demonstrations as one padded batch; the turns that failed (a malformed call or a tool
+    error, such as the expert's deliberate mistakes) are left out of the loss, so the policy
+    clones how a demonstration recovered and not what went wrong."""
+    batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=self.config.trainer.pad_multiple)
+    keep = batching.error_turn_keep(demos, batch.turn_ids, "error_turns")
+    return dataclasses.replace(batch, action_mask=batch.action_mask * keep)
+
   def run_sft(self) -> dict:
     c = self.config
     demos = self._demos = self.demonstrations()
     if not demos:
       raise RuntimeError("SFT: no successful demonstrations")
-    batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple)
+    batch = self._demo_batch(demos)
     tx = update_lib.make_optimizer(c.sft.lr, schedule=c.sft.schedule, total_steps=c.sft.steps,
                                    warmup_steps=min(20, c.sft.steps // 10), grad_clip=c.optim.grad_clip)
     settings = dataclasses.replace(self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
@@ -400,8 +409,7 @@ class Trainer:
         raise RuntimeError("sft.ptx_steps > 0 needs demonstrations; none solved its task")
       step_fn = update_lib.make_sft_step(self.policy_graphdef, self.policy_tx, dataclasses.replace(
           self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size)))
-      self._ptx = (batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple),
-                   step_fn)
+      self._ptx = (self._demo_batch(demos), step_fn)
     batch, step_fn = self._ptx
     n = batch.tokens.shape[0]
     rng = np.random.default_rng([c.seed, iteration, 71])

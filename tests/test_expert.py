@@ -79,3 +79,40 @@ def test_expert_gives_up_in_the_configured_share_of_episodes(tmp_path):
                                   write_prob=0.0, thought_prob=0.0)
   episodes, _ = make_engine(config, never, renderer).run(tasks, group_size=6)
   assert all(e.success for e in episodes)
+
+
+def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
+  """`mistake_prob`: every kind of mistake (wrong path, `old` not in the file, broken JSON) fails
+  its turn, the episode still solves its task, and the demonstration batch drops exactly the
+  failed turn's tokens from the loss while keeping the recovery."""
+  from rl import batching
+  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  tasks = [make_task(tmp_path, i) for i in range(4)]
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  expert = policies.ScriptedExpert(renderer, seed=2, minimal_edits=True, explore_prob=0.0, run_prob=0.0,
+                                   write_prob=0.0, thought_prob=0.0, mistake_prob=1.0)
+  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=6)
+  assert all(e.success for e in episodes), [e.record["steps"] for e in episodes if not e.success]
+  seen = set()
+  for e in episodes:
+    actions = [s["action_type"] for s in e.record["steps"]]
+    assert e.turn_errors.count(True) == 1 and e.turn_errors[0], (actions, e.turn_errors)
+    if actions[:2] == ["read_file", "list_files"]:
+      seen.add("wrong_path")
+    elif actions[:2] == ["edit_file", "read_file"]:
+      seen.add("old_not_found")
+    elif actions[0] is None:
+      seen.add("malformed")
+    assert actions[-2:] == ["edit_file", "submit"], actions
+  assert seen == set(policies.MISTAKES), seen
+  batch = batching.episodes_to_batch(episodes, pad_multiple=64)
+  keep = batching.error_turn_keep(episodes, batch.turn_ids, "error_turns")
+  for i, e in enumerate(episodes):
+    acts = batch.action_mask[i] > 0
+    first_turn = acts & (batch.turn_ids[i] == 0)
+    assert first_turn.any() and (keep[i][first_turn] == 0).all()
+    assert (keep[i][acts & (batch.turn_ids[i] > 0)] == 1).all()
+  never = policies.ScriptedExpert(renderer, seed=2, minimal_edits=True, explore_prob=0.0, run_prob=0.0,
+                                  write_prob=0.0, thought_prob=0.0)
+  episodes, _ = make_engine(config, never, renderer).run(tasks, group_size=2)
+  assert all(not any(e.turn_errors) for e in episodes)
