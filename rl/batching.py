@@ -109,7 +109,7 @@ def error_turn_keep(episodes: Sequence[Any], turn_ids: np.ndarray, mode: str) ->
   that failed, in every episode: behaviour cloning then learns a recovery without its mistake.
   """
   if mode not in ERROR_MASKING + ("error_turns",):
-    raise ValueError(f"error masking must be one of {', '.join(ERROR_MASKING)}, got {mode!r}")
+    raise ValueError(f"error masking must be one of {', '.join(ERROR_MASKING)} or error_turns, got {mode!r}")
   keep = np.ones(turn_ids.shape, np.float32)
   if mode == "none":
     return keep

@@ -338,7 +338,6 @@ def kl_penalty(log_prob: Array, ref_log_prob: Array, kind: str) -> jax.Array:
   return _KL_KINDS[kind](_float(log_prob), _float(ref_log_prob))
 
 
-
 def topk_kl(logp: jax.Array, ref_logp: jax.Array) -> jax.Array:
   """KL(p || ref) [B, T] between two distributions coarsened to the reference's top-k tokens
   ([B, T, k] full-softmax log-probs of the same ids under each) and one bucket for the rest of

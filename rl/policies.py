@@ -112,8 +112,8 @@ _RUN_AFTER = ("Now the tests again to check the fix.", "Let me verify with the t
 _EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the fix.",
                   "I'll correct this line.", "")
 _SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
-_RECOVER_THOUGHTS = ("That did not work. Let me look again.", "Wrong file; listing the files.",
-                     "The text did not match; reading the file first.", "")
+_WRONG_PATH_THOUGHTS = ("Wrong file; listing the files.", "That file is not there. What is?", "")
+_NOT_FOUND_THOUGHTS = ("The text did not match; reading the file first.", "Let me look at the exact text.", "")
 # File names a confused agent reaches for (the synthetic library's modules and common ones).
 _WRONG_PATHS = ("lists.py", "nums.py", "strs.py", "parsers.py", "ds.py", "main.py", "utils.py", "solution.py")
 MISTAKES = ("wrong_path", "old_not_found", "malformed")
@@ -311,7 +311,7 @@ class ScriptedExpert(TextPolicy):
       existing = {p.name for p in Path(task.repo_dir).iterdir()} | {path}
       wrong = rng.choice([p for p in _WRONG_PATHS if p not in existing])
       return [self._say(rng, _READ_THOUGHTS, path=wrong) + tool_call_text("read_file", {"path": wrong}),
-              self._say(rng, _RECOVER_THOUGHTS[1:2]) + tool_call_text("list_files", {"path": "."})]
+              self._say(rng, _WRONG_PATH_THOUGHTS) + tool_call_text("list_files", {"path": "."})]
     if kind == "old_not_found":
       text = (Path(task.repo_dir) / path).read_text(encoding="utf-8")
       # The fixed text (already "applied" in the agent's head), or the old text mis-indented.
@@ -321,11 +321,9 @@ class ScriptedExpert(TextPolicy):
         return []
       return [self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
                   "edit_file", {"path": path, "old": bad_old, "new": fix["new"]}),
-              self._say(rng, _RECOVER_THOUGHTS[2:3]) + tool_call_text("read_file", {"path": path})]
-    # malformed: the edit call with its JSON cut short (a missing closing brace and tag)
-    call = edit[edit.index(TOOL_CALL_START):]
-    body = call[len(TOOL_CALL_START):-len(TOOL_CALL_END)]
-    return [edit[:edit.index(TOOL_CALL_START)] + TOOL_CALL_START + body[:-1] + TOOL_CALL_END]
+              self._say(rng, _NOT_FOUND_THOUGHTS) + tool_call_text("read_file", {"path": path})]
+    # malformed: the edit call with its JSON's closing brace missing
+    return [edit.removesuffix("}" + TOOL_CALL_END) + TOOL_CALL_END]
 
   def text_for(self, request: ActRequest) -> str:
     if request.mode == "single_turn":

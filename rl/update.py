@@ -147,14 +147,7 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
 
 def param_path(path) -> str:
   """A parameter's tree path as "layers/0/self_attn/q_proj" (NNX's `.value` leaf key dropped)."""
-  parts = []
-  for k in path:
-    name = getattr(k, "key", getattr(k, "idx", getattr(k, "name", None)))
-    if name is None:
-      name = str(k)
-    if name != "value":
-      parts.append(str(name))
-  return "/".join(parts)
+  return jax.tree_util.keystr(path, simple=True, separator="/").removesuffix("/value")
 
 
 # --- per-micro-batch quantities -----------------------------------------------------------------

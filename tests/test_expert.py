@@ -13,6 +13,16 @@ from rl.tokenizer import load_tokenizer
 from test_rollout_helpers import make_config, make_engine, make_task
 
 
+def _expert_episodes(tasks, group_size: int, **expert_kwargs):
+  """Episodes of a ScriptedExpert (minimal edits, no thoughts, no writes) on `tasks`."""
+  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  kwargs = dict(minimal_edits=True, write_prob=0.0, thought_prob=0.0) | expert_kwargs
+  expert = policies.ScriptedExpert(renderer, **kwargs)
+  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=group_size)
+  return episodes
+
+
 @pytest.mark.parametrize("text,old,new,want", [
     ("def f(n):\n    a = 0\n    return n\n", "    return n\n", "    return a\n", ("return n", "return a")),
     ("x = a < b\ny = a < c\n", "x = a < b\n", "x = a <= b\n", ("a < b", "a <= b")),
@@ -49,12 +59,8 @@ def test_minimal_edit_fixes_every_planted_bug_of_the_library():
 
 
 def test_expert_with_minimal_edits_solves_tasks(tmp_path):
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   tasks = [make_task(tmp_path, i) for i in range(3)]
-  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  expert = policies.ScriptedExpert(renderer, seed=4, minimal_edits=True, explore_prob=0.0, run_prob=0.0,
-                                   write_prob=0.0, thought_prob=0.0)
-  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=2)
+  episodes = _expert_episodes(tasks, 2, seed=4, explore_prob=0.0, run_prob=0.0)
   assert all(e.success for e in episodes), [e.record["steps"] for e in episodes if not e.success]
   for e in episodes:
     assert [s["action_type"] for s in e.record["steps"]] == ["edit_file", "submit"]
@@ -63,21 +69,15 @@ def test_expert_with_minimal_edits_solves_tasks(tmp_path):
 def test_expert_gives_up_in_the_configured_share_of_episodes(tmp_path):
   """`give_up_prob`: the expert still explores, then submits without an edit and fails; the
   other episodes solve their task. 0 (the default) draws nothing, so old plans are unchanged."""
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   tasks = [make_task(tmp_path, i) for i in range(4)]
-  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  expert = policies.ScriptedExpert(renderer, seed=1, minimal_edits=True, explore_prob=1.0, run_prob=0.0,
-                                   write_prob=0.0, thought_prob=0.0, give_up_prob=0.5)
-  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=6)
+  episodes = _expert_episodes(tasks, 6, seed=1, explore_prob=1.0, run_prob=0.0, give_up_prob=0.5)
   gave_up = [e for e in episodes if "edit_file" not in [s["action_type"] for s in e.record["steps"]]]
   assert 4 <= len(gave_up) <= 20, len(gave_up)  # 24 draws at p = 0.5
   for e in episodes:
     actions = [s["action_type"] for s in e.record["steps"]]
     assert actions[:2] == ["list_files", "read_file"] and actions[-1] == "submit", actions
     assert e.success == ("edit_file" in actions), actions
-  never = policies.ScriptedExpert(renderer, seed=1, minimal_edits=True, explore_prob=1.0, run_prob=0.0,
-                                  write_prob=0.0, thought_prob=0.0)
-  episodes, _ = make_engine(config, never, renderer).run(tasks, group_size=6)
+  episodes = _expert_episodes(tasks, 6, seed=1, explore_prob=1.0, run_prob=0.0)
   assert all(e.success for e in episodes)
 
 
@@ -86,12 +86,8 @@ def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
   its turn, the episode still solves its task, and the demonstration batch drops exactly the
   failed turn's tokens from the loss while keeping the recovery."""
   from rl import batching
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   tasks = [make_task(tmp_path, i) for i in range(4)]
-  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  expert = policies.ScriptedExpert(renderer, seed=2, minimal_edits=True, explore_prob=0.0, run_prob=0.0,
-                                   write_prob=0.0, thought_prob=0.0, mistake_prob=1.0)
-  episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=6)
+  episodes = _expert_episodes(tasks, 6, seed=2, explore_prob=0.0, run_prob=0.0, mistake_prob=1.0)
   assert all(e.success for e in episodes), [e.record["steps"] for e in episodes if not e.success]
   seen = set()
   for e in episodes:
@@ -107,12 +103,10 @@ def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
   assert seen == set(policies.MISTAKES), seen
   batch = batching.episodes_to_batch(episodes, pad_multiple=64)
   keep = batching.error_turn_keep(episodes, batch.turn_ids, "error_turns")
-  for i, e in enumerate(episodes):
+  for i in range(len(episodes)):
     acts = batch.action_mask[i] > 0
     first_turn = acts & (batch.turn_ids[i] == 0)
     assert first_turn.any() and (keep[i][first_turn] == 0).all()
     assert (keep[i][acts & (batch.turn_ids[i] > 0)] == 1).all()
-  never = policies.ScriptedExpert(renderer, seed=2, minimal_edits=True, explore_prob=0.0, run_prob=0.0,
-                                  write_prob=0.0, thought_prob=0.0)
-  episodes, _ = make_engine(config, never, renderer).run(tasks, group_size=2)
+  episodes = _expert_episodes(tasks, 2, seed=2, explore_prob=0.0, run_prob=0.0)
   assert all(not any(e.turn_errors) for e in episodes)
