@@ -113,7 +113,8 @@ _EDIT_THOUGHTS = ("The condition is wrong; fixing it.", "Found it. Applying the 
                   "I'll correct this line.", "")
 _SUBMIT_THOUGHTS = ("The fix is in place; submitting.", "Done.", "Tests pass, submitting.", "")
 _WRONG_PATH_THOUGHTS = ("Wrong file; listing the files.", "That file is not there. What is?", "")
-_NOT_FOUND_THOUGHTS = ("The text did not match; reading the file first.", "Let me look at the exact text.", "")
+_NOT_FOUND_THOUGHTS = ("The text did not match; reading the file first.",
+                       "Let me look at the exact text.", "")
 # File names a confused agent reaches for (the synthetic library's modules and common ones).
 _WRONG_PATHS = ("lists.py", "nums.py", "strs.py", "parsers.py", "ds.py", "main.py", "utils.py", "solution.py")
 MISTAKES = ("wrong_path", "old_not_found", "malformed")

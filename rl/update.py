@@ -94,7 +94,8 @@ def _support_settings(config) -> dict:
 
 def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: int = 0,
                    weight_decay: float = 0.0, grad_clip: float = 0.0, eps: float = 1e-8,
-                   b2: float = 0.95, kind: str = "adamw", trainable: str = "") -> optax.GradientTransformation:
+                   b2: float = 0.95, kind: str = "adamw",
+                   trainable: str = "") -> optax.GradientTransformation:
   """Global-norm clipping then AdamW (or SGD with momentum 0.9) with a warm-up + schedule.
 
   `trainable`: a regular expression over parameter paths (`param_path`, e.g.
