@@ -171,6 +171,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Failed episodes: leave the turns after the first malformed call or tool error out of the
   # policy loss ("after_error"), or the whole episode ("episode"); docs/algorithms.md.
   c.algo.error_masking = "none"
+  # The policy gradient reaches only this share of the batch's action tokens, those of highest
+  # entropy under the rollout policy (docs/algorithms.md, "High-entropy tokens"); 1 = all.
+  c.algo.entropy_token_fraction = 1.0
   c.algo.value_clip = 0.5
   c.algo.loss_agg = "token-mean"
   c.algo.entropy_coef = 0.0

@@ -449,6 +449,32 @@ def scale_advantages_by_sign(advantages: Array, mask: Array, *, positive: float 
   return jnp.where(a < 0, a * float(negative), a * float(positive)) * _float(mask)
 
 
+def high_entropy_token_weights(entropy: Array, mask: Array, fraction: float) -> np.ndarray:
+  """Policy-gradient token weights that keep only the `fraction` of action tokens with the
+  highest entropy in the batch ("forking tokens", Wang et al. 2025), scaled by 1 / (the kept
+  share) so that a token-mean loss keeps its size. Other action tokens weigh 0; tokens outside
+  `mask` weigh 1 (the loss masks them anyway). `fraction = 1` is every action token.
+
+  At a near-deterministic token the sampled choice carries almost no information about the
+  reward, but its gradient still moves the shared parameters; leaving such tokens out removes
+  that noise from the update (docs/algorithms.md, "High-entropy tokens").
+  """
+  fn = "high_entropy_token_weights"
+  check_array(fn, "entropy", entropy, ndim=2)
+  check_array(fn, "mask", mask, ndim=2, shape=_shape(entropy), binary=True)
+  if not 0.0 < float(fraction) <= 1.0:
+    raise ValueError(f"{fn}: 'fraction' must be in (0, 1], got {fraction}")
+  ent, m = np.asarray(entropy, np.float64), np.asarray(mask, np.float64) > 0
+  weights = np.ones(ent.shape, np.float32)
+  if fraction >= 1.0 or not m.any():
+    return weights
+  threshold = np.quantile(ent[m], 1.0 - float(fraction))
+  keep = m & (ent >= threshold)
+  weights[m] = 0.0
+  weights[keep] = m.sum() / keep.sum()
+  return weights
+
+
 def _check_group_args(fn: str, scores: Array, group_ids: Array) -> None:
   check_array(fn, "scores", scores, ndim=1)
   check_array(fn, "group_ids", group_ids, ndim=1, shape=_shape(scores))

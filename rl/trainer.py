@@ -558,6 +558,11 @@ class Trainer:
     if c.algo.tis_cap > 0:  # truncated importance weights against the sampler's log-probs
       token_weights = np.minimum(np.exp(np.clip(full_logprobs - batch.sampler_logprobs, -20, 20)),
                                  c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
+    if c.algo.entropy_token_fraction < 1.0:
+      keep = advantages_lib.high_entropy_token_weights(scored["entropy"], mask,
+                                                       c.algo.entropy_token_fraction)
+      token_weights = token_weights * keep
+      metrics["adv/entropy_kept_fraction"] = float(((keep > 0) * mask).sum() / max(mask.sum(), 1.0))
     full = {
         "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
         "returns": returns, "old_logprobs": scored["logprobs"] * mask,

@@ -383,3 +383,21 @@ def test_scale_advantages_by_sign_scales_each_sign_of_the_masked_entries():
     adv.scale_advantages_by_sign(a, mask, negative=1.5)
   with pytest.raises(ValueError, match="'positive' must be in \\[0, 1\\]"):
     adv.scale_advantages_by_sign(a, mask, positive=-0.1)
+
+
+def test_high_entropy_token_weights_keep_the_top_fraction_of_action_tokens():
+  rng = np.random.default_rng(0)
+  entropy = rng.random((4, 50)).astype(np.float32)
+  mask = (rng.random((4, 50)) < 0.7).astype(np.float32)
+  entropy[mask == 0] = 10.0  # prompt/observation tokens never count towards the quantile
+  w = adv.high_entropy_token_weights(entropy, mask, 0.2)
+  kept = (w > 0) & (mask > 0)
+  assert abs(kept.sum() - 0.2 * mask.sum()) <= 1
+  # Every kept action token has a higher entropy than every dropped one.
+  assert entropy[kept].min() > entropy[(mask > 0) & ~kept].max()
+  # The kept tokens carry the whole weight of the action tokens: a token-mean loss keeps its size.
+  np.testing.assert_allclose((w * mask).sum(), mask.sum(), rtol=1e-5)
+  np.testing.assert_array_equal(w[mask == 0], 1.0)
+  np.testing.assert_array_equal(adv.high_entropy_token_weights(entropy, mask, 1.0), 1.0)
+  with pytest.raises(ValueError, match="'fraction' must be in \\(0, 1\\]"):
+    adv.high_entropy_token_weights(entropy, mask, 0.0)

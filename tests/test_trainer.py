@@ -104,7 +104,8 @@ def test_self_improvement_duration_weights_and_advantage_scaling_are_wired(tmp_p
   cfg = tiny_config(tasks_root, iterations=1, **{
       "self_improve.enabled": True, "self_improve.probability": 1.0, "algo.duration_weight": "inverse_log",
       "trainer.eval_every": 0, "sft.enabled": False, "algo.negative_advantage_scale": 0.0,
-      "reward.invalid_call_penalty": -0.5})  # the random policy's bad calls give advantages a spread
+      "reward.invalid_call_penalty": -0.5,  # the random policy's bad calls give advantages a spread
+      "algo.entropy_token_fraction": 0.5})
   workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "si")
   trainer = trainer_lib.Trainer(cfg, workdir)
   trainer.run()
@@ -113,6 +114,7 @@ def test_self_improvement_duration_weights_and_advantage_scaling_are_wired(tmp_p
   assert row["self_improve/buffer_size"] > 0 and row["self_improve/probability"] == 1.0
   assert row["duration/seconds_p10"] >= cfg.algo.duration_floor_s
   assert row["adv/min"] >= 0.0 and row["adv/std"] > 0  # negative advantages scaled to 0
+  assert row["adv/entropy_kept_fraction"] == pytest.approx(0.5, abs=0.02)
   records = [json.loads(l) for f in (workdir / "trajectories").glob("*.jsonl") for l in f.read_text().splitlines()]
   with_code = [r for r in records if r.get("solution")]
   assert with_code and all(r["solution"]["code"] for r in with_code)
