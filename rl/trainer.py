@@ -562,7 +562,8 @@ class Trainer:
       keep = advantages_lib.high_entropy_token_weights(scored["entropy"], mask,
                                                        c.algo.entropy_token_fraction)
       token_weights = token_weights * keep
-      metrics["adv/entropy_kept_fraction"] = float(((keep > 0) * mask).sum() / max(mask.sum(), 1.0))
+      # Read off the weights the loss gets, so the metric shows what reaches the update.
+      metrics["adv/entropy_kept_fraction"] = float(((token_weights > 0) * mask).sum() / max(mask.sum(), 1.0))
     full = {
         "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
         "returns": returns, "old_logprobs": scored["logprobs"] * mask,
