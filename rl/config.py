@@ -128,6 +128,9 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
     raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
                       f"the support the update renormalises on), got {config.sampling.top_k}")
+  if config.agent.get("constrained_tool_calls", False) and config.agent.mode != "multi_turn":
+    raise ConfigError("config.agent.constrained_tool_calls constrains tool calls: it needs "
+                      f"agent.mode='multi_turn', got {config.agent.mode!r}")
   try:
     re.compile(config.optim.policy_trainable)
   except re.error as e:

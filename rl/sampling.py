@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from rl.models.transformer import KVCache, Transformer
+from rl.models.transformer import MASKED_LOGIT, KVCache, Transformer
 
 Array = jax.Array
 OVERFLOW_MODES = ("error", "truncate")
@@ -104,6 +104,18 @@ def _filter_logits(logits: Array, top_k: int, top_p: Array | None) -> Array:
   return logits
 
 
+def _constrain(logits: Array, grammar: Array | None, state: Array) -> Array:
+  """Masks the tokens the grammar does not allow in each row's state (rl.constrained).
+
+  A row with no allowed token (a finished message) keeps its logits: it is not decoding.
+  """
+  if grammar is None:
+    return logits
+  allowed = grammar[state] >= 0
+  allowed = allowed | ~jnp.any(allowed, axis=-1, keepdims=True)
+  return jnp.where(allowed, logits, MASKED_LOGIT)
+
+
 def _sample(logits: Array, rng: Array, temperature: Array, greedy: bool, top_k: int,
             top_p: Array | None) -> tuple[Array, Array]:
   """One token per row and its log-prob under log softmax(logits / temperature)."""
@@ -128,6 +140,13 @@ def _stop_hit(token: Array, recent: Array, stop_ids: Array, stop_seqs: Array) ->
   return hit
 
 
+def _advance(grammar: Array | None, state: Array, token: Array) -> Array:
+  if grammar is None:
+    return state
+  nxt = grammar[state, token]
+  return jnp.where(nxt < 0, grammar.shape[0] - 1, nxt)  # off the grammar: the last, free row
+
+
 @functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
 def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
             attend_len: int) -> KVCache:
@@ -139,16 +158,23 @@ def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
                                              "attend_len"), donate_argnames=("cache",))
 def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, active: Array,
               budget: Array, rng: Array, temperature: Array, top_p: Array, stop_ids: Array,
-              stop_seqs: Array, *, max_new: int, greedy: bool, top_k: int, use_top_p: bool,
-              attend_len: int):
-  """Extend each row by its chunk, then decode up to `budget[b]` tokens per active row."""
+              stop_seqs: Array, grammar: Array | None, grammar_start: Array, *, max_new: int,
+              greedy: bool, top_k: int, use_top_p: bool, attend_len: int):
+  """Extend each row by its chunk, then decode up to `budget[b]` tokens per active row.
+
+  With `grammar` (rl.constrained's [states, vocab] next-state table), every row starts the turn
+  in `grammar_start` and samples only the tokens its state allows; log-probs are those of the
+  masked distribution.
+  """
   model = nnx.merge(graphdef, state)
   batch = chunk.shape[0]
   top_p_value = top_p if use_top_p else None
   hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)
   last = jnp.take_along_axis(hidden, jnp.maximum(num_new - 1, 0)[:, None, None], axis=1)[:, 0]
-  token, logp = _sample(model.logits_from_hidden(last), jax.random.fold_in(rng, 0), temperature,
-                        greedy, top_k, top_p_value)
+  gstate = jnp.full((batch,), grammar_start, jnp.int32)
+  token, logp = _sample(_constrain(model.logits_from_hidden(last), grammar, gstate),
+                        jax.random.fold_in(rng, 0), temperature, greedy, top_k, top_p_value)
+  gstate = _advance(grammar, gstate, token)
   window = max(1, stop_seqs.shape[1])
   recent = jnp.full((batch, window), -2, jnp.int32).at[:, -1].set(token)
   tokens = jnp.zeros((batch, max_new), jnp.int32).at[:, 0].set(jnp.where(active, token, 0))
@@ -162,14 +188,15 @@ def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, act
     return (step < max_new) & ~jnp.all(done)
 
   def body(carry):
-    step, cache, token, done, stopped, recent, tokens, logps, count = carry
+    step, cache, token, done, stopped, recent, tokens, logps, count, gstate = carry
     feed = (~done).astype(jnp.int32)
     hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed,
                                         attend_len=attend_len)
-    new_token, new_logp = _sample(model.logits_from_hidden(hidden[:, 0]),
+    new_token, new_logp = _sample(_constrain(model.logits_from_hidden(hidden[:, 0]), grammar, gstate),
                                   jax.random.fold_in(rng, step), temperature, greedy, top_k,
                                   top_p_value)
     live = ~done
+    gstate = jnp.where(live, _advance(grammar, gstate, new_token), gstate)
     index = jnp.minimum(count, max_new - 1)
     rows = jnp.arange(batch)
     tokens = tokens.at[rows, index].set(jnp.where(live, new_token, tokens[rows, index]))
@@ -180,10 +207,10 @@ def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, act
     stopped = stopped | hit
     done = done | hit | (count >= budget)
     token = jnp.where(live, new_token, token)
-    return step + 1, cache, token, done, stopped, recent, tokens, logps, count
+    return step + 1, cache, token, done, stopped, recent, tokens, logps, count, gstate
 
-  carry = (jnp.int32(1), cache, token, done, stopped, recent, tokens, logps, count)
-  _, cache, _, _, stopped, _, tokens, logps, count = jax.lax.while_loop(cond, body, carry)
+  carry = (jnp.int32(1), cache, token, done, stopped, recent, tokens, logps, count, gstate)
+  _, cache, _, _, stopped, _, tokens, logps, count, _ = jax.lax.while_loop(cond, body, carry)
   return cache, tokens, logps, count, stopped
 
 
@@ -198,6 +225,8 @@ class Sampler:
       token for the tiny tokenizer and for Qwen2.5). Matched on generated tokens only.
     overflow: "error" raises CacheOverflowError when a row's tokens do not fit; "truncate" keeps
       what fits, shortens the decode budget and reports finish_reason "cache_full".
+    grammar: an `rl.constrained.ToolCallGrammar`: every turn is decoded under it (constrained
+      tool calls); None samples from the whole vocabulary.
     pad_id: the id used to pad chunks (never attended to).
     cache_dtype: KV cache dtype (default: the model's activation dtype).
     min_chunk: appended chunks are padded to a power of two >= this; larger values mean fewer
@@ -207,7 +236,7 @@ class Sampler:
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
                stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
                overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None,
-               min_chunk: int = 16):
+               min_chunk: int = 16, grammar: Any = None):
     if overflow not in OVERFLOW_MODES:
       raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
     if max_cache_len < 2:
@@ -219,6 +248,9 @@ class Sampler:
     self.pad_id = int(pad_id)
     self.cache_dtype = cache_dtype
     self.min_chunk = int(min_chunk)
+    self.grammar = grammar
+    self._grammar_table = None if grammar is None else jnp.asarray(grammar.table)
+    self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
     seqs = [list(map(int, s)) for s in stop_sequences]
     if any(len(s) == 0 for s in seqs):
@@ -325,7 +357,8 @@ class Sampler:
     cache, tokens, logps, count, stopped = _generate(
         self.graphdef, self.state, conv.cache, jnp.asarray(chunk), jnp.asarray(num_new),
         jnp.asarray(active), jnp.asarray(budget), rng, jnp.float32(max(temperature, 1e-6)),
-        jnp.float32(top_p), self.stop_ids, self.stop_seqs, max_new=int(max_new_tokens),
+        jnp.float32(top_p), self.stop_ids, self.stop_seqs, self._grammar_table,
+        self._grammar_start, max_new=int(max_new_tokens),
         greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0,
         attend_len=self._attend_len(conv, chunk.shape[1] + int(max_new_tokens)))
     conv.cache = cache

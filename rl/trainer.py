@@ -195,6 +195,11 @@ class Trainer:
 
     self.checkpointer = Checkpointer(self.workdir, keep=config.trainer.keep_checkpoints)
     self.traj_writer = TrajectoryWriter(self.workdir / "trajectories")
+    self.grammar = self._grammar_table = None
+    if config.agent.constrained_tool_calls:
+      from rl.constrained import ToolCallGrammar
+      self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids))
+      self._grammar_table = jnp.asarray(self.grammar.table)
     self.model_policy = self._make_model_policy()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
     self.rollout_lib = rollout_lib
@@ -232,7 +237,8 @@ class Trainer:
           f"config.sampling.max_cache_len={c.sampling.max_cache_len} must be >= "
           f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
     sampler = sampling.Sampler((self.policy_graphdef, self.state.policy), max_cache_len=c.sampling.max_cache_len,
-                               stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id)
+                               stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id,
+                               grammar=self.grammar)
     return policies.ModelPolicy(sampler, self.renderer, batch_size=c.trainer.tasks_per_iteration * c.algo.group_size,
                                 temperature=c.sampling.temperature, top_p=c.sampling.top_p,
                                 top_k=c.sampling.top_k, seed=c.seed)
@@ -462,14 +468,17 @@ class Trainer:
     return (result, episodes) if return_episodes else result
 
   # -- one RL iteration -----------------------------------------------------------------------------
-  def _score(self, batch: batching.RolloutBatch, temperature: float) -> dict:
+  def _score(self, batch: batching.RolloutBatch, temperature: float,
+             grammar_states: np.ndarray | None = None) -> dict:
     """Log-probs, values and reference log-probs under the current params, in micro-batches."""
     mb = self.config.optim.micro_batch_size
     outs = []
     ref = self.ref_params if self._needs_ref() else None
     for s in range(0, batch.tokens.shape[0], mb):
+      grammar = {} if grammar_states is None else {
+          "grammar_states": jnp.asarray(grammar_states[s:s + mb]), "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[s:s + mb]),
-                          jnp.asarray(batch.valid[s:s + mb]), jnp.float32(temperature))
+                          jnp.asarray(batch.valid[s:s + mb]), jnp.float32(temperature), **grammar)
       outs.append(jax.tree.map(np.asarray, out))
     return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
 
@@ -520,10 +529,14 @@ class Trainer:
     batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
                                                       pad_multiple=c.trainer.pad_multiple))
     B, T = batch.tokens.shape
-    scored = self._score(batch, temperature)
+    metrics: dict[str, float] = {}
+    grammar_states = None
+    if self.grammar is not None:  # each action token's state: the update scores the masked softmax
+      grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
+      metrics["rollout/off_grammar_tokens"] = float(off)
+    scored = self._score(batch, temperature, grammar_states)
     mask = batch.action_mask
     token_rewards = batch.turn_rewards.copy()
-    metrics: dict[str, float] = {}
     if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
       kl = np.asarray(losses_lib.kl_penalty(scored["logprobs"], scored["ref_logprobs"], c.algo.kl_kind)) * mask
       token_rewards -= self.kl.coef * kl
@@ -575,6 +588,8 @@ class Trainer:
     for key in ("support", "ref_top_ids", "ref_top_logprobs"):  # [B, T, K] extras of the scorer
       if key in scored:
         full[key] = scored[key]
+    if grammar_states is not None:
+      full["grammar_states"] = grammar_states
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -591,6 +606,8 @@ class Trainer:
         scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
                    "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
                    "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature)}
+        if grammar_states is not None:
+          scalars["grammar_table"] = self._grammar_table
         jmb = self._to_devices(mb)
         for extra in range(c.optim.critic_updates_per_policy_update - 1 if has_critic else 0):
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)

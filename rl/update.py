@@ -64,6 +64,9 @@ class UpdateSettings:
   # algo.kl_topk > 0: the KL in the loss is exact over the reference's top-k tokens plus one
   # bucket for the rest of the vocabulary, instead of the sampled-token estimator `kl_kind`.
   kl_topk: int = 0
+  # agent.constrained_tool_calls: log-probs of the grammar-masked distribution the sampler drew
+  # from (batches carry "grammar_states", the step's scalars "grammar_table"; rl.constrained).
+  constrained: bool = False
 
   @classmethod
   def from_config(cls, config) -> "UpdateSettings":
@@ -73,7 +76,9 @@ class UpdateSettings:
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
-               kl_topk=int(a.get("kl_topk", 0)), **_support_settings(config))
+               kl_topk=int(a.get("kl_topk", 0)),
+               constrained=bool(config.agent.get("constrained_tool_calls", False)),
+               **_support_settings(config))
 
   @property
   def truncated(self) -> bool:
@@ -155,10 +160,11 @@ def param_path(path) -> str:
 
 
 def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
-                    support=None, gather_ids=None, top_logprobs=0):
+                    support=None, gather_ids=None, top_logprobs=0, grammar=(None, None)):
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
-  the log-probs are renormalised on it."""
+  the log-probs are renormalised on it. `grammar` = (states [B, T], table): constrained
+  decoding's masked distributions."""
   model = nnx.merge(graphdef, params)
   truncated = settings.truncated and support is None
   return model_lib.token_logprobs(model, tokens, valid, temperature=temperature,
@@ -166,7 +172,12 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
                                   with_values=settings.value_head == "shared", support=support,
                                   support_top_k=settings.support_top_k if truncated else 0,
                                   support_top_p=settings.support_top_p, gather_ids=gather_ids,
-                                  top_logprobs=top_logprobs)
+                                  top_logprobs=top_logprobs, grammar_states=grammar[0],
+                                  grammar_table=grammar[1])
+
+
+def _grammar(mb: dict, settings: UpdateSettings) -> tuple:
+  return (mb["grammar_states"], mb["grammar_table"]) if settings.constrained else (None, None)
 
 
 def _critic_values(graphdef, params, tokens, valid):
@@ -177,7 +188,8 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   topk = settings.kl_in_loss and settings.kl_topk > 0
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
-                        gather_ids=mb["ref_top_ids"] if topk else None)
+                        gather_ids=mb["ref_top_ids"] if topk else None,
+                        grammar=_grammar(mb, settings))
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=float(mask.shape[1]))
@@ -244,14 +256,15 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   `batch` holds [M, T] arrays of one mini-batch (tokens, valid, mask, advantages,
   returns, old_logprobs, old_values, ref_logprobs, sampler_logprobs, token_weights),
   [M] arrays (sample_weights, has_sampler) and, with a truncated sampler, the [M, T, K]
-  support of the sampling policy; `scalars` holds num_tokens,
-  num_sequences, kl_coef, temperature. The critic is updated before the actor.
+  support of the sampling policy; with constrained decoding, [M, T] grammar_states. `scalars`
+  holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
+  grammar's [S, V] grammar_table). The critic is updated before the actor.
   """
   micro = settings.micro_batch_size
 
   def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
     denominators = {"num_tokens": scalars["num_tokens"], "num_sequences": scalars["num_sequences"]}
-    per_step = {"kl_coef": scalars["kl_coef"], "temperature": scalars["temperature"]}
+    per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
     metrics = {}
     critic, critic_opt = state.critic, state.critic_opt
     if train_critic and critic is not None:
@@ -284,10 +297,14 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
 
 
 def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) -> Callable:
-  """`score(policy, critic, ref, tokens, valid, temperature)` -> log-probs, values, ref log-probs."""
+  """`score(policy, critic, ref, tokens, valid, temperature[, grammar_states, grammar_table])` ->
+  log-probs, values, ref log-probs (of the constrained distributions with the grammar)."""
 
-  def score(policy, critic, ref, tokens, valid, temperature):
-    out = _policy_forward(policy_graphdef, policy, tokens, valid, temperature, settings)
+  def score(policy, critic, ref, tokens, valid, temperature, grammar_states=None,
+            grammar_table=None):
+    grammar = (grammar_states, grammar_table)
+    out = _policy_forward(policy_graphdef, policy, tokens, valid, temperature, settings,
+                          grammar=grammar)
     result = {"logprobs": out["logprobs"], "entropy": out["entropy"]}
     if settings.truncated:  # the sampling policy's support, fixed for the update
       result["support"], result["full_logprobs"] = out["support"], out["full_logprobs"]
@@ -298,7 +315,8 @@ def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) ->
     if ref is not None:
       ref_out = _policy_forward(policy_graphdef, ref, tokens, valid, temperature,
                                 dataclasses.replace(settings, value_head="separate"),
-                                support=out.get("support"), top_logprobs=settings.kl_topk)
+                                support=out.get("support"), top_logprobs=settings.kl_topk,
+                                grammar=grammar)
       result["ref_logprobs"] = ref_out["logprobs"]
       if settings.kl_topk > 0:
         result["ref_top_ids"], result["ref_top_logprobs"] = ref_out["top_ids"], ref_out["top_logprobs"]

@@ -165,6 +165,27 @@ def test_ptx_steps_error_masking_and_train_task_pass_at_1_are_wired(tmp_path, ta
 
 
 @pytest.mark.slow
+def test_constrained_tool_calls_are_sampled_and_scored_under_the_grammar(tmp_path, tasks_root):
+  cfg = tiny_config(tasks_root, iterations=1, **{
+      "agent.constrained_tool_calls": True, "trainer.eval_every": 0, "sft.enabled": False,
+      "optim.policy_lr": 1e-12})  # the policy stays the sampler's through the iteration
+  workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "constrained")
+  trainer = trainer_lib.Trainer(cfg, workdir)
+  trainer.run()
+  row = _rows(workdir)[-1]
+  assert row["rollout/off_grammar_tokens"] == 0
+  # The update scores the masked distribution the sampler drew from: no train/infer gap beyond
+  # float noise. Unmasked, this random policy's tokens would differ by ~1.5e-3 nats (the mass of
+  # the 6 special tokens its thoughts may not use) and a call's by nats (test_constrained.py).
+  assert row["actor/sampler_logprob_abs_diff"] < 1e-4
+  records = [json.loads(l) for f in (workdir / "trajectories").glob("*.jsonl") for l in f.read_text().splitlines()]
+  steps = [s for r in records for s in r["steps"]]
+  assert steps
+  for step in steps:  # a message either is still in its thought (cut by the budget) or is a call
+    assert step["action_type"] is not None or "<tool_call>" not in step["text"], step["text"]
+
+
+@pytest.mark.slow
 def test_trainer_on_two_fake_devices_matches_one(tmp_path, tasks_root):
   """The trainer's data-parallel path (state replicated, mini-batches split over the mesh)
   gives the same iteration as a single device: same rollouts, same losses up to reduction order."""

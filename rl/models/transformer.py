@@ -20,6 +20,9 @@ Array = jax.Array
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
 VALUE_HEADS = ("none", "shared", "separate")
+# The logit of a token a constrained sampler rules out (rl.constrained): exp() of it is exactly 0,
+# and unlike -inf it keeps 0 * log p finite in entropies.
+MASKED_LOGIT = -1e30
 
 
 def as_dtype(dtype: Any) -> Any:
@@ -489,7 +492,9 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
                              temperature: float | Array = 1.0, chunk: int = 256,
                              with_entropy: bool = True, support: Array | None = None,
                              support_top_k: int = 0, support_top_p: float | Array = 1.0,
-                             gather_ids: Array | None = None, top_logprobs: int = 0) -> tuple:
+                             gather_ids: Array | None = None, top_logprobs: int = 0,
+                             grammar_states: Array | None = None,
+                             grammar_table: Array | None = None) -> tuple:
   """log p(targets) and entropy [B, T] from hidden [B, T, D], one sequence chunk at a time.
 
   Each chunk's [B, chunk, V] logits are rematerialised in the backward pass, so peak memory is
@@ -501,7 +506,10 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   that one (the sampling policy's, fixed during the update). `gather_ids` [B, T, K'] asks for the
   full-softmax log-probs of those tokens, and `top_logprobs` = k for the ids and log-probs of each
   position's k most likely tokens (both for the top-k KL). The entropy is always the full
-  distribution's. Returns (logp, entropy), plus a dict of extras ("support", "full_logprobs",
+  distribution's. Constrained decoding (rl.constrained): with `grammar_states` [B, T] and the
+  grammar's next-state table [S, V], each position's logits are first masked to the tokens its
+  state allows, so everything above is of the distribution the constrained sampler drew from
+  (entropy included). Returns (logp, entropy), plus a dict of extras ("support", "full_logprobs",
   "gathered", "top_ids", "top_logprobs") when any of these is used.
   """
   b, t, d = hidden.shape
@@ -520,12 +528,17 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
     inputs["support"] = to_chunks(support, fill=-1)
   if gather_ids is not None:
     inputs["gather_ids"] = to_chunks(gather_ids)
+  if grammar_states is not None:
+    inputs["grammar_states"] = to_chunks(grammar_states, fill=grammar_table.shape[0] - 1)
   truncated = support is not None or support_top_k > 0
 
   @jax.checkpoint
   def one_chunk(x):
     logits = jnp.einsum("btd,dv->btv", x["h"], unembedding.astype(x["h"].dtype)).astype(jnp.float32)
     logits = logits / temperature
+    if "grammar_states" in x:
+      allowed = grammar_table[x["grammar_states"]] >= 0
+      logits = jnp.where(allowed, logits, MASKED_LOGIT)
     logp_all = jax.nn.log_softmax(logits, axis=-1)
     y = x["y"].astype(jnp.int32)
     out = {"logp": jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]}
@@ -554,7 +567,8 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
                    temperature: float | Array = 1.0, chunk: int = 256, with_entropy: bool = True,
                    with_values: bool = False, support: Array | None = None, support_top_k: int = 0,
                    support_top_p: float | Array = 1.0, gather_ids: Array | None = None,
-                   top_logprobs: int = 0) -> dict[str, Array]:
+                   top_logprobs: int = 0, grammar_states: Array | None = None,
+                   grammar_table: Array | None = None) -> dict[str, Array]:
   """Per-token quantities aligned with `input_ids` [B, T] (index 0 has no prediction: zeros).
 
   Returns {"logprobs": log p(x_t | x_<t), "entropy": H(p(. | x_<t)), and with `with_values`
@@ -563,6 +577,8 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   of the truncated sampler (chunked_logprobs_entropy), and "support" and "full_logprobs" are
   added; with `gather_ids` ([B, T, K'], aligned the same way) "gathered" holds the full-softmax
   log-probs of those tokens; with `top_logprobs` = k, "top_ids" and "top_logprobs" [B, T, k].
+  `grammar_states` ([B, T], aligned the same way) with `grammar_table`: the distributions of a
+  constrained sampler (rl.constrained).
   """
   input_ids = jnp.asarray(input_ids)
   hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask)
@@ -572,7 +588,9 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
                                  support=None if support is None else support[:, 1:],
                                  support_top_k=support_top_k, support_top_p=support_top_p,
                                  gather_ids=None if gather_ids is None else gather_ids[:, 1:],
-                                 top_logprobs=top_logprobs)
+                                 top_logprobs=top_logprobs,
+                                 grammar_states=None if grammar_states is None else grammar_states[:, 1:],
+                                 grammar_table=grammar_table)
   logp, ent = res[:2]
   extras = res[2] if len(res) == 3 else {}
   zeros = jnp.zeros_like(logp[:, :1])
