@@ -209,6 +209,13 @@ def test_trainer_on_two_fake_devices_matches_one(tmp_path, tasks_root):
     assert two["row"][key] == one["row"][key], key  # rollouts do not depend on the mesh
   for key in ("actor/pg_loss", "actor/entropy", "critic/value_loss", "actor/grad_norm", "critic/grad_norm"):
     assert two["row"][key] == pytest.approx(one["row"][key], rel=2e-3, abs=1e-5), key
+  # Constrained decoding on the mesh: grammar states split with the rows, the table replicated.
+  proc = subprocess.run([sys.executable, str(script), str(tasks_root), str(tmp_path / "c2"), "constrained"],
+                        env={**env, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"},
+                        capture_output=True, text=True, timeout=900)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  row = json.loads([l for l in proc.stdout.splitlines() if l.startswith("RESULT ")][-1][len("RESULT "):])["row"]
+  assert row["rollout/off_grammar_tokens"] == 0 and row["actor/sampler_logprob_abs_diff"] < 1e-4
 
 
 def test_success_trend_compares_first_and_last_tenth_of_iterations():

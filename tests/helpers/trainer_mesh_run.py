@@ -2,7 +2,7 @@
 
 Run in a subprocess with XLA_FLAGS=--xla_force_host_platform_device_count=N: the trainer then
 lays its state on an N-device mesh and splits each update's mini-batch across the devices.
-  python tests/helpers/trainer_mesh_run.py TASKS_ROOT WORKDIR
+  python tests/helpers/trainer_mesh_run.py TASKS_ROOT WORKDIR [constrained]
 """
 
 import json
@@ -21,7 +21,10 @@ def main():
   from test_trainer import tiny_config
 
   tasks_root, workdir = sys.argv[1], sys.argv[2]
-  cfg = tiny_config(tasks_root, iterations=1, **{"sft.enabled": False, "trainer.eval_every": 0})
+  extra = {}
+  if sys.argv[3:] == ["constrained"]:  # grammar-masked sampling and update, a policy that stays put
+    extra = {"agent.constrained_tool_calls": True, "optim.policy_lr": 1e-12}
+  cfg = tiny_config(tasks_root, iterations=1, **{"sft.enabled": False, "trainer.eval_every": 0}, **extra)
   workdir = trainer_lib.prepare_workdir(cfg, workdir)
   trainer = trainer_lib.Trainer(cfg, workdir)
   trainer.run()
