@@ -105,6 +105,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # names, JSON strings): the sampler masks what the call grammar rules out and the update scores
   # the same masked distribution (rl.constrained, docs/rollouts.md).
   c.agent.constrained_tool_calls = False
+  # With constrained calls: the most bytes of free text before `<tool_call>` (then the call must
+  # start); 0 = unbounded. Without a bound a drifting policy can write its call as plain text.
+  c.agent.max_thought_bytes = 0
 
   # --- rewards -------------------------------------------------------------------
   c.reward = ml_collections.ConfigDict()

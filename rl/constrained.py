@@ -5,6 +5,8 @@ one well-formed call
 
     <thought text><tool_call>{"name": "<tool>", "arguments": {"<arg>": "<JSON string>", ...}}</tool_call>
 
+(the thought optionally bounded in bytes, `agent.max_thought_bytes`)
+
 where <tool> is one of the agent's tools, the argument names are that tool's (each at most once,
 every required one present) and the values are JSON strings (escapes included). Separators are
 json.dumps's (`": "`, `", "`), the form the expert's demonstrations and Qwen's chat template use;
@@ -81,14 +83,22 @@ class _Automaton:
     return state
 
 
-def _compile(tools: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
+def _compile(tools: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]], max_thought_bytes: int = 0):
   """Builds the byte-level automaton; returns (edges, start, accept)."""
   a = _Automaton()
-  thought = a.new()
-  for byte in range(256):
-    a.edges[thought][byte] = thought
+  if max_thought_bytes > 0:  # a chain of states counting the thought's bytes
+    thoughts = [a.new() for _ in range(max_thought_bytes + 1)]
+    for here, there in zip(thoughts, thoughts[1:]):
+      for byte in range(256):
+        a.edges[here][byte] = there
+  else:
+    thoughts = [a.new()]
+    for byte in range(256):
+      a.edges[thoughts[0]][byte] = thoughts[0]
+  thought = thoughts[0]
   opened = a.new()  # after <tool_call>: one optional space or newline, then the object
-  a.edges[thought][_START] = opened
+  for state in thoughts:
+    a.edges[state][_START] = opened
   spaced = a.new()
   for byte in _WHITESPACE:
     a.edges[opened][byte] = spaced
@@ -149,6 +159,9 @@ def _compile(tools: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]]):
 class ToolCallGrammar:
   """The tool-call envelope compiled against a tokenizer's vocabulary.
 
+  `max_thought_bytes` > 0 bounds the free text before `<tool_call>`: once a message's text
+  reaches it, the call must start (0: unbounded).
+
   Attributes:
     table: int32 [num_states + 1, vocab] next state after each token; -1 where the token is not
       allowed. The last row (`free`) allows every token and stays there: it marks tokens
@@ -157,7 +170,7 @@ class ToolCallGrammar:
   """
 
   def __init__(self, tokenizer: Any, tools: Sequence[Mapping[str, Any]] | None = None,
-               stop_token_ids: Sequence[int] | None = None):
+               stop_token_ids: Sequence[int] | None = None, max_thought_bytes: int = 0):
     from rl import agent as agent_lib  # pylint: disable=import-outside-toplevel
     from rl import tokenizer as tokenizer_lib  # pylint: disable=import-outside-toplevel
 
@@ -165,7 +178,9 @@ class ToolCallGrammar:
     spec = {s["function"]["name"]: (tuple(s["function"]["parameters"].get("properties", {})),
                                     tuple(s["function"]["parameters"].get("required", ())))
             for s in specs}
-    edges, self.start, self.accept = _compile(spec)
+    if max_thought_bytes < 0:
+      raise ValueError(f"max_thought_bytes must be >= 0, got {max_thought_bytes}")
+    edges, self.start, self.accept = _compile(spec, max_thought_bytes)
     vocab_size = len(tokenizer)
     stop_ids = set(tokenizer_lib.stop_token_ids(tokenizer) if stop_token_ids is None
                    else stop_token_ids)

@@ -198,7 +198,8 @@ class Trainer:
     self.grammar = self._grammar_table = None
     if config.agent.constrained_tool_calls:
       from rl.constrained import ToolCallGrammar
-      self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids))
+      self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids),
+                                     max_thought_bytes=config.agent.max_thought_bytes)
       self._grammar_table = jnp.asarray(self.grammar.table)
     self.model_policy = self._make_model_policy()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)

@@ -181,3 +181,17 @@ def test_sampler_and_update_score_the_same_masked_distribution(tokenizer):
   np.testing.assert_allclose(np.asarray(out["entropy"])[mask > 0], np.log(counts[mask > 0]), rtol=1e-5)
   free = token_logprobs(model, jnp.asarray(tokens), jnp.asarray(mask > -1, jnp.float32))
   assert (np.asarray(free["logprobs"])[mask > 0] < np.asarray(out["logprobs"])[mask > 0] - 1).all()
+
+
+def test_bounded_thought_forces_the_call(tokenizer):
+  grammar = ToolCallGrammar(tokenizer, max_thought_bytes=12)
+  call = tool_call_text("submit", {})
+  assert _accepts(grammar, tokenizer, "Done here. " + call)  # 11 bytes
+  assert _accepts(grammar, tokenizer, "Done, done.x" + call)  # exactly 12
+  assert not _accepts(grammar, tokenizer, "I am done now. " + call)
+  # Twelve bytes in, the call is the only way on.
+  states = grammar.walk(tokenizer.encode("abcdefghijkl" + call, add_special_tokens=False))
+  at_bound = states[len(tokenizer.encode("abcdefghijkl", add_special_tokens=False))]
+  assert np.flatnonzero(grammar.allowed(at_bound)).tolist() == [tokenizer.convert_tokens_to_ids("<tool_call>")]
+  with pytest.raises(ValueError, match="max_thought_bytes"):
+    ToolCallGrammar(tokenizer, max_thought_bytes=-1)
