@@ -470,18 +470,33 @@ class Trainer:
 
   # -- one RL iteration -----------------------------------------------------------------------------
   def _score(self, batch: batching.RolloutBatch, temperature: float,
-             grammar_states: np.ndarray | None = None) -> dict:
-    """Log-probs, values and reference log-probs under the current params, in micro-batches."""
+             grammar_states: np.ndarray | None = None, *, trim: bool | None = None) -> dict:
+    """Log-probs, values and reference log-probs under the current params, in micro-batches.
+
+    With `trim` (default `trainer.trim_padding`) rows of similar length share a call, each call
+    cut to its longest row (rounded up to pad_multiple): causal attention and the mask make a
+    row's outputs independent of the padding after it, so the long tail costs only its own rows.
+    """
     mb = self.config.optim.micro_batch_size
-    outs = []
+    B, T = batch.tokens.shape
     ref = self.ref_params if self._needs_ref() else None
-    for s in range(0, batch.tokens.shape[0], mb):
+    trim = self.config.trainer.trim_padding if trim is None else trim
+    order = np.argsort(batch.lengths, kind="stable") if trim else np.arange(B)
+    result: dict[str, np.ndarray] = {}
+    for s in range(0, B, mb):
+      rows = order[s:s + mb]
+      t = min(T, _round_up(int(batch.lengths[rows].max()), self.config.trainer.pad_multiple)) if trim else T
       grammar = {} if grammar_states is None else {
-          "grammar_states": jnp.asarray(grammar_states[s:s + mb]), "grammar_table": self._grammar_table}
-      out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[s:s + mb]),
-                          jnp.asarray(batch.valid[s:s + mb]), jnp.float32(temperature), **grammar)
-      outs.append(jax.tree.map(np.asarray, out))
-    return {k: np.concatenate([o[k] for o in outs]) for k in outs[0]}
+          "grammar_states": jnp.asarray(grammar_states[rows, :t]), "grammar_table": self._grammar_table}
+      out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[rows, :t]),
+                          jnp.asarray(batch.valid[rows, :t]), jnp.float32(temperature), **grammar)
+      for k, v in jax.tree.map(np.asarray, out).items():
+        if k not in result:
+          result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)
+          if k == "support":
+            result[k] -= 1  # -1: no token (the padding's convention)
+        result[k][rows, :t] = v
+    return result
 
   def _place_state(self) -> None:
     """Re-lays the train state on the mesh after it was replaced (SFT, init_from, resume)."""
@@ -511,6 +526,38 @@ class Trainer:
     padded.scores[B:] = 0.0
     padded.group_ids[B:] = -1 - np.arange(extra)
     return padded
+
+  def ppo_epochs(self, full: dict, lengths: np.ndarray, temperature: float, train_policy: bool,
+                 train_critic: bool, *, rng: np.random.Generator, trim: bool | None = None) -> list[dict]:
+    """`optim.ppo_epochs` passes over shuffled mini-batches of the [B, T] arrays in `full`.
+
+    With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row
+    (`lengths`), rounded up to pad_multiple: the padding after a row changes none of its outputs
+    and costs quadratically in attention. Returns each update step's metrics.
+    """
+    c = self.config
+    trim = c.trainer.trim_padding if trim is None else trim
+    B, T = full["tokens"].shape
+    mbs = c.optim.mini_batch_size
+    update_metrics: list[dict] = []
+    for _ in range(c.optim.ppo_epochs):
+      order = rng.permutation(B)
+      for s in range(0, B, mbs):
+        rows = order[s:s + mbs]
+        t = min(T, _round_up(int(lengths[rows].max()), c.trainer.pad_multiple)) if trim else T
+        mb = {k: (v[rows][:, :t] if v.ndim >= 2 else v[rows]) for k, v in full.items()}
+        scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
+                   "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
+                   "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
+                   "norm_constant": jnp.float32(T)}  # Dr.GRPO's constant: the batch's length
+        if "grammar_states" in full:
+          scalars["grammar_table"] = self._grammar_table
+        jmb = self._to_devices(mb)
+        for _ in range(c.optim.critic_updates_per_policy_update - 1 if train_critic else 0):
+          self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
+        self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
+        update_metrics.append(jax.tree.map(float, m))
+    return update_metrics
 
   def train_iteration(self) -> dict:
     c = self.config
@@ -596,24 +643,8 @@ class Trainer:
     t2 = time.perf_counter()
     train_policy = it >= c.optim.critic_warmup_iterations
     has_critic = "values" in scored and c.algo.advantage_estimator == "gae"
-    update_metrics: list[dict] = []
-    rng = np.random.default_rng([c.seed, it, 23])
-    mbs = c.optim.mini_batch_size
-    for epoch in range(c.optim.ppo_epochs):
-      order = rng.permutation(B)
-      for s in range(0, B, mbs):
-        rows = order[s:s + mbs]
-        mb = {k: v[rows] for k, v in full.items()}  # the batch's padded T: few distinct shapes
-        scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
-                   "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
-                   "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature)}
-        if grammar_states is not None:
-          scalars["grammar_table"] = self._grammar_table
-        jmb = self._to_devices(mb)
-        for extra in range(c.optim.critic_updates_per_policy_update - 1 if has_critic else 0):
-          self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
-        self.state, m = self.update_step(self.state, jmb, scalars, train_policy, has_critic)
-        update_metrics.append(jax.tree.map(float, m))
+    update_metrics = self.ppo_epochs(full, batch.lengths, temperature, train_policy, has_critic,
+                                     rng=np.random.default_rng([c.seed, it, 23]))
     if c.sft.ptx_steps and train_policy:
       metrics.update(self._ptx_steps(it))
     update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
@@ -725,6 +756,10 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
+
+
+def _round_up(n: int, multiple: int) -> int:
+  return max(multiple, -(-n // multiple) * multiple)
 
 
 def _sft_minibatch(batch: batching.RolloutBatch, rows) -> dict:

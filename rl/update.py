@@ -192,7 +192,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
                         grammar=_grammar(mb, settings))
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
-            norm_constant=float(mask.shape[1]))
+            norm_constant=denominators.get("norm_constant", float(mask.shape[1])))
   pg_loss, metrics = POLICY_LOSSES.get(settings.policy_loss)(
       out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings.algo,
       sample_weights=mb["sample_weights"], token_weights=mb["token_weights"], **kw)
@@ -224,7 +224,7 @@ def _critic_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   v_loss, metrics = VALUE_LOSSES.get(settings.value_loss)(
       values, mb["old_values"], mb["returns"], mb["mask"], settings.algo,
       num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
-      norm_constant=float(mb["mask"].shape[1]))
+      norm_constant=denominators.get("norm_constant", float(mb["mask"].shape[1])))
   metrics = {f"critic/{k}": v for k, v in metrics.items()}
   metrics["critic/value_loss"] = v_loss
   return v_loss, metrics
@@ -258,12 +258,13 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   [M] arrays (sample_weights, has_sampler) and, with a truncated sampler, the [M, T, K]
   support of the sampling policy; with constrained decoding, [M, T] grammar_states. `scalars`
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
-  grammar's [S, V] grammar_table). The critic is updated before the actor.
+  grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
+  `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
   """
   micro = settings.micro_batch_size
 
   def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
-    denominators = {"num_tokens": scalars["num_tokens"], "num_sequences": scalars["num_sequences"]}
+    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant") if k in scalars}
     per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
     metrics = {}
     critic, critic_opt = state.critic, state.critic_opt
