@@ -38,7 +38,7 @@ def test_default_config_is_locked_and_shorthand_overrides():
         ("optim.policy_lr", -1e-4, "optim.policy_lr"),
         ("algo.gamma", 1.5, "algo.gamma"),
         ("antihack.response", "ignore", "antihack.response"),
-        ("optim.mini_batch_size", 3, "mini_batch_size"),
+        ("optim.mini_batch_size", 5, "mini_batch_size"),
         ("sandbox.backend", "chroot", "sandbox.backend"),
         ("algo.negative_advantage_scale", 1.5, "algo.negative_advantage_scale"),
         ("algo.positive_advantage_scale", -0.5, "algo.positive_advantage_scale"),

@@ -29,6 +29,7 @@ def tiny_config(tasks_root, iterations=2, **overrides):
   c.optim.mini_batch_size = 2
   c.optim.micro_batch_size = 2
   c.optim.ppo_epochs = 1
+  c.optim.critic_warmup_iterations = 0  # the policy trains in these 1-2 iteration runs
   c.agent.max_turns = 3
   c.agent.max_tokens_per_turn = 96  # the expert's edit calls must fit
   c.agent.max_tokens_per_trajectory = 768
