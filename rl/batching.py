@@ -38,7 +38,8 @@ class RolloutBatch:
     return RolloutBatch(**{f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self)})
 
 
-def _round_up(n: int, multiple: int) -> int:
+def round_up(n: int, multiple: int) -> int:
+  """`n` rounded up to a multiple of `multiple` (at least one multiple): padded lengths."""
   return max(multiple, -(-n // multiple) * multiple)
 
 
@@ -50,7 +51,7 @@ def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple:
   lengths = np.array([len(e.tokens) for e in episodes], np.int32)
   if lengths.min() < 2:
     raise ValueError("episodes_to_batch: every episode needs at least 2 tokens")
-  T = _round_up(int(lengths.max()), pad_multiple)
+  T = round_up(int(lengths.max()), pad_multiple)
   if max_len is not None and T > max_len:
     T = max_len
   B = len(episodes)

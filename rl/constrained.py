@@ -218,7 +218,6 @@ class ToolCallGrammar:
     table[num] = num
     self.free = num
     self.table = table
-    self.vocab_size = vocab_size
 
   @staticmethod
   def _token_bytes(tokenizer: Any, vocab_size: int, special: set[int]) -> dict[int, bytes]:
@@ -260,24 +259,19 @@ class ToolCallGrammar:
     """
     tokens = np.asarray(tokens)
     mask = np.asarray(action_mask) > 0
-    states = np.full(tokens.shape, self.free, np.int32)
+    B, T = tokens.shape
+    states = np.full((B, T), self.free, np.int32)
+    state = np.full(B, DEAD, np.int64)
     off = 0
-    for b in range(tokens.shape[0]):
-      state = DEAD
-      for t in range(tokens.shape[1]):
-        if not mask[b, t]:
-          state = DEAD
-          continue
-        if state == DEAD and (t == 0 or not mask[b, t - 1]):
-          state = self.start
-        if state == DEAD:  # the message left the grammar earlier
-          off += 1
-          continue
-        nxt = int(self.table[state, tokens[b, t]])
-        if nxt == DEAD:
-          off += 1
-          state = DEAD
-          continue
-        states[b, t] = state
-        state = nxt
+    previous = np.zeros(B, bool)
+    for t in range(T):  # one column at a time, every row at once
+      m = mask[:, t]
+      state = np.where(m & ~previous, self.start, state)  # a message starts
+      previous = m
+      live = m & (state != DEAD)
+      nxt = np.where(live, self.table[np.maximum(state, 0), tokens[:, t]], DEAD)
+      allowed = live & (nxt != DEAD)
+      states[allowed, t] = state[allowed]
+      off += int((m & ~allowed).sum())
+      state = np.where(m, nxt, DEAD)  # DEAD until the message ends once it leaves the grammar
     return states, off

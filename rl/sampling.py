@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from rl.batching import round_up
 from rl.models.transformer import MASKED_LOGIT, KVCache, Transformer
 
 Array = jax.Array
@@ -81,10 +82,6 @@ def _bucket(n: int, minimum: int = 8) -> int:
   while size < n:
     size *= 2
   return size
-
-
-def _round_up(n: int, multiple: int) -> int:
-  return max(multiple, -(-n // multiple) * multiple)
 
 
 def _filter_logits(logits: Array, top_k: int, top_p: Array | None) -> Array:
@@ -248,8 +245,7 @@ class Sampler:
     self.pad_id = int(pad_id)
     self.cache_dtype = cache_dtype
     self.min_chunk = int(min_chunk)
-    self.grammar = grammar
-    self._grammar_table = None if grammar is None else jnp.asarray(grammar.table)
+    self.grammar_table = None if grammar is None else jnp.asarray(grammar.table)  # [S, V] on device
     self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
     seqs = [list(map(int, s)) for s in stop_sequences]
@@ -260,10 +256,10 @@ class Sampler:
     # Padded to fixed sizes so that changing stop conditions does not recompile: -1 never
     # matches a token id; rows of -3 never match (generated-token windows start at -2).
     ids = sorted(set(ids))
-    self.stop_ids = jnp.asarray(ids + [-1] * (_round_up(len(ids), 8) - len(ids)), jnp.int32)
-    width = _round_up(max((len(s) for s in seqs), default=1), 4)
+    self.stop_ids = jnp.asarray(ids + [-1] * (round_up(len(ids), 8) - len(ids)), jnp.int32)
+    width = round_up(max((len(s) for s in seqs), default=1), 4)
     rows = [[-1] * (width - len(s)) + s for s in seqs]
-    rows += [[-3] * width] * (_round_up(len(rows), 4) - len(rows))
+    rows += [[-3] * width] * (round_up(len(rows), 4) - len(rows))
     self.stop_seqs = jnp.asarray(np.array(rows, np.int32).reshape(len(rows), width))
 
   def update_params(self, model_or_state: Any) -> None:
@@ -357,7 +353,7 @@ class Sampler:
     cache, tokens, logps, count, stopped = _generate(
         self.graphdef, self.state, conv.cache, jnp.asarray(chunk), jnp.asarray(num_new),
         jnp.asarray(active), jnp.asarray(budget), rng, jnp.float32(max(temperature, 1e-6)),
-        jnp.float32(top_p), self.stop_ids, self.stop_seqs, self._grammar_table,
+        jnp.float32(top_p), self.stop_ids, self.stop_seqs, self.grammar_table,
         self._grammar_start, max_new=int(max_new_tokens),
         greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0,
         attend_len=self._attend_len(conv, chunk.shape[1] + int(max_new_tokens)))

@@ -195,13 +195,13 @@ class Trainer:
 
     self.checkpointer = Checkpointer(self.workdir, keep=config.trainer.keep_checkpoints)
     self.traj_writer = TrajectoryWriter(self.workdir / "trajectories")
-    self.grammar = self._grammar_table = None
+    self.grammar = None
     if config.agent.constrained_tool_calls:
       from rl.constrained import ToolCallGrammar
       self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids),
                                      max_thought_bytes=config.agent.max_thought_bytes)
-      self._grammar_table = jnp.asarray(self.grammar.table)
     self.model_policy = self._make_model_policy()
+    self._grammar_table = self.model_policy.sampler.grammar_table  # one device copy, the sampler's
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
     self.rollout_lib = rollout_lib
 
@@ -485,7 +485,7 @@ class Trainer:
     result: dict[str, np.ndarray] = {}
     for s in range(0, B, mb):
       rows = order[s:s + mb]
-      t = min(T, _round_up(int(batch.lengths[rows].max()), self.config.trainer.pad_multiple)) if trim else T
+      t = self._padded_length(batch.lengths[rows], T, trim)
       grammar = {} if grammar_states is None else {
           "grammar_states": jnp.asarray(grammar_states[rows, :t]), "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[rows, :t]),
@@ -527,6 +527,10 @@ class Trainer:
     padded.group_ids[B:] = -1 - np.arange(extra)
     return padded
 
+  def _padded_length(self, lengths: np.ndarray, T: int, trim: bool) -> int:
+    """The rows' longest length rounded up to pad_multiple (at most T); T without `trim`."""
+    return min(T, batching.round_up(int(lengths.max()), self.config.trainer.pad_multiple)) if trim else T
+
   def ppo_epochs(self, full: dict, lengths: np.ndarray, temperature: float, train_policy: bool,
                  train_critic: bool, *, rng: np.random.Generator, trim: bool | None = None) -> list[dict]:
     """`optim.ppo_epochs` passes over shuffled mini-batches of the [B, T] arrays in `full`.
@@ -544,7 +548,7 @@ class Trainer:
       order = rng.permutation(B)
       for s in range(0, B, mbs):
         rows = order[s:s + mbs]
-        t = min(T, _round_up(int(lengths[rows].max()), c.trainer.pad_multiple)) if trim else T
+        t = self._padded_length(lengths[rows], T, trim)
         mb = {k: (v[rows][:, :t] if v.ndim >= 2 else v[rows]) for k, v in full.items()}
         scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
                    "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
@@ -756,10 +760,6 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
-
-
-def _round_up(n: int, multiple: int) -> int:
-  return max(multiple, -(-n // multiple) * multiple)
 
 
 def _sft_minibatch(batch: batching.RolloutBatch, rows) -> dict:

@@ -64,9 +64,6 @@ class UpdateSettings:
   # algo.kl_topk > 0: the KL in the loss is exact over the reference's top-k tokens plus one
   # bucket for the rest of the vocabulary, instead of the sampled-token estimator `kl_kind`.
   kl_topk: int = 0
-  # agent.constrained_tool_calls: log-probs of the grammar-masked distribution the sampler drew
-  # from (batches carry "grammar_states", the step's scalars "grammar_table"; rl.constrained).
-  constrained: bool = False
 
   @classmethod
   def from_config(cls, config) -> "UpdateSettings":
@@ -76,9 +73,7 @@ class UpdateSettings:
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
-               kl_topk=int(a.get("kl_topk", 0)),
-               constrained=bool(config.agent.get("constrained_tool_calls", False)),
-               **_support_settings(config))
+               kl_topk=int(a.get("kl_topk", 0)), **_support_settings(config))
 
   @property
   def truncated(self) -> bool:
@@ -176,8 +171,10 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
                                   grammar_table=grammar[1])
 
 
-def _grammar(mb: dict, settings: UpdateSettings) -> tuple:
-  return (mb["grammar_states"], mb["grammar_table"]) if settings.constrained else (None, None)
+def _grammar(mb: dict) -> tuple:
+  """Constrained decoding (rl.constrained): a batch with "grammar_states" is scored under the
+  grammar-masked distribution the sampler drew from; the table comes with the step's scalars."""
+  return (mb["grammar_states"], mb["grammar_table"]) if "grammar_states" in mb else (None, None)
 
 
 def _critic_values(graphdef, params, tokens, valid):
@@ -189,7 +186,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
                         gather_ids=mb["ref_top_ids"] if topk else None,
-                        grammar=_grammar(mb, settings))
+                        grammar=_grammar(mb))
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=denominators.get("norm_constant", float(mask.shape[1])))

@@ -51,7 +51,7 @@ def main() -> None:
   # log-normal through p50 = 370 and p90 = 700: sigma = ln(700 / 370) / 1.2816
   lengths = np.clip(np.exp(np.log(370) + np.log(700 / 370) / 1.2816 * rng.standard_normal(args.batch)),
                     64, args.max_len).astype(int)
-  B, T = args.batch, batching._round_up(int(lengths.max()), c.trainer.pad_multiple)  # pylint: disable=protected-access
+  B, T = args.batch, batching.round_up(int(lengths.max()), c.trainer.pad_multiple)
   tokens = rng.integers(3, 4000, size=(B, T)).astype(np.int32)
   valid = (np.arange(T)[None] < lengths[:, None]).astype(np.float32)
   mask = valid * (rng.random((B, T)) < 0.3) * (np.arange(T)[None] > 0)

@@ -82,19 +82,14 @@ def test_grammar_keeps_the_canonical_form(grammar, tokenizer, text):
   assert agent_lib.parse_action(text).error is None
 
 
-def test_every_reachable_state_has_a_way_on(grammar):
+def test_every_reachable_state_has_a_way_on(grammar, tokenizer):
   allowed = grammar.table >= 0
   finished = grammar.table[grammar.accept][allowed[grammar.accept]][0]  # after the end of turn
   for state in range(grammar.num_states):
     if state != finished:
       assert allowed[state].any(), f"state {state} is a dead end"
   assert allowed[grammar.free].all() and (grammar.table[grammar.free] == grammar.free).all()
-  assert not allowed[grammar.start][tokenizer_ids(grammar, ["</tool_call>"])].any()
-
-
-def tokenizer_ids(grammar, tokens):
-  tok = load_tokenizer()
-  return [tok.convert_tokens_to_ids(t) for t in tokens]
+  assert not allowed[grammar.start, tokenizer.convert_tokens_to_ids("</tool_call>")]
 
 
 def test_action_states_restart_each_message_and_free_the_rest(grammar, tokenizer):
