@@ -35,6 +35,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.model.param_dtype = "float32"
   c.model.value_head = "separate"  # "shared" (on the policy trunk) | "separate" (a critic model)
   c.model.remat = False
+  # Training/scoring attention: "einsum" | "xla" | "cudnn" (fused flash kernel on NVIDIA GPUs;
+  # scripts/bench_device.py measures it). All three give the same outputs for the trainer's batches.
+  c.model.attention = "einsum"
   c.model.logits_chunk = 256  # sequence chunk for log-prob/entropy in the update step
 
   # --- multi-host (JAX distributed runtime); empty coordinator = single process ---------

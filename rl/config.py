@@ -23,6 +23,7 @@ class ConfigError(ValueError):
 
 _ENUMS = {
     "model.value_head": ("shared", "separate"),
+    "model.attention": ("einsum", "xla", "cudnn"),
     "agent.mode": ("multi_turn", "single_turn"),
     "agent.tool_prompt": ("compact", "schema"),
     "algo.kl_in": ("loss", "reward"),

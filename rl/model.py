@@ -38,13 +38,15 @@ def build_from_config(config, *, mesh=None, rules=None, seed: int | None = None)
     rules = tuple(config.mesh.rules)
   if model_cfg.hf_checkpoint:
     policy = load_hf_checkpoint(model_cfg.hf_checkpoint, dtype=as_dtype(model_cfg.param_dtype),
-                                value_head=policy_head, remat=model_cfg.remat, mesh=mesh,
+                                value_head=policy_head, remat=model_cfg.remat,
+                                attention=model_cfg.get("attention", "einsum"), mesh=mesh,
                                 rules=rules)
     tokenizer = load_tokenizer(model_cfg.hf_checkpoint)
   else:
     tokenizer = load_tokenizer()
     model_config = tiny_config(model_cfg.tiny, vocab_size=len(tokenizer), dtype=model_cfg.dtype,
                                param_dtype=model_cfg.param_dtype, remat=model_cfg.remat,
+                               attention=model_cfg.get("attention", "einsum"),
                                value_head=policy_head,
                                eos_token_id=tokenizer.eos_token_id,
                                pad_token_id=tokenizer.pad_token_id)

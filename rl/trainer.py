@@ -111,7 +111,7 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     loaded = model_lib.load_hf_checkpoint(config.model.hf_checkpoint,
                                           dtype=model_lib.as_dtype(config.model.param_dtype))
     cfg = loaded.config.replace(value_head="shared" if shared else "none", remat=config.model.remat,
-                                dtype=config.model.dtype)
+                                dtype=config.model.dtype, attention=config.model.attention)
     policy = model_lib.init_model(cfg, seed=config.seed)
     src = dict(nnx.to_flat_state(nnx.state(loaded, nnx.Param)))
     nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
@@ -121,7 +121,8 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     cfg = model_lib.tiny_config(config.model.tiny, **sizes, vocab_size=vocab_size, eos_token_id=eos_id,
                                 pad_token_id=pad_id, value_head="shared" if shared else "none",
                                 remat=config.model.remat, dtype=config.model.dtype,
-                                param_dtype=config.model.param_dtype)
+                                param_dtype=config.model.param_dtype,
+                                attention=config.model.attention)
     policy = model_lib.init_model(cfg, seed=config.seed)
   critic = None
   if not shared:

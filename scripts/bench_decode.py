@@ -20,7 +20,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker
+from torch_compare import (DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker, torch_device,
+                           torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -30,13 +31,15 @@ def _torch_worker(args: argparse.Namespace) -> None:
   import transformers
 
   torch.manual_seed(0)
-  model = transformers.AutoModelForCausalLM.from_pretrained(args.hf_checkpoint,
-                                                            dtype=torch.float32).eval()
+  device = torch_device()
+  model = transformers.AutoModelForCausalLM.from_pretrained(
+      args.hf_checkpoint, dtype=getattr(torch, args.dtype)).to(device).eval()
   rng = np.random.default_rng(0)
   vocab = model.config.vocab_size
   results = {}
   with torch.inference_mode():
-    ids = torch.tensor(rng.integers(3, vocab, size=(args.batch, args.prompt_len)), dtype=torch.long)
+    ids = torch.tensor(rng.integers(3, vocab, size=(args.batch, args.prompt_len)), dtype=torch.long,
+                       device=device)
 
     def generate():
       return model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=True, top_k=0,
@@ -44,15 +47,17 @@ def _torch_worker(args: argparse.Namespace) -> None:
                             min_new_tokens=args.new_tokens, eos_token_id=None, pad_token_id=0)
 
     assert generate().shape[1] == args.prompt_len + args.new_tokens
-    results["single_s"] = median_time(generate, args.repeats)
+    results["single_s"] = median_time(generate, args.repeats, ready=torch_sync)
   results["torch_threads"] = torch.get_num_threads()
+  results["torch_device"] = str(device)
   print_result(results)
 
 
 def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
   return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--prompt-len",
                                str(args.prompt_len), "--new-tokens", str(args.new_tokens), "--repeats",
-                               str(args.repeats)], args.torch_python, "transformers")
+                               str(args.repeats), "--dtype", args.dtype], args.torch_python,
+                    "transformers")
 
 
 def main() -> None:
@@ -64,6 +69,8 @@ def main() -> None:
   parser.add_argument("--prompt-len", type=int, default=64)
   parser.add_argument("--new-tokens", type=int, default=128)
   parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
+                      help="parameters and activations, both sides")
   parser.add_argument("--compare-transformers", action="store_true")
   parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
                                                                DEFAULT_TORCH_PYTHON))
@@ -87,15 +94,15 @@ def main() -> None:
 
   tmp = tempfile.TemporaryDirectory()
   if args.hf_checkpoint:
-    model = load_hf_checkpoint(args.hf_checkpoint)
+    model = load_hf_checkpoint(args.hf_checkpoint, args.dtype)
     checkpoint = args.hf_checkpoint
   else:
-    model = init_model(tiny_config(args.preset), seed=0)
+    model = init_model(tiny_config(args.preset, dtype=args.dtype, param_dtype=args.dtype), seed=0)
     checkpoint = tmp.name
     save_hf_checkpoint(model, checkpoint)
   config = model.config
   print(f"model: {args.hf_checkpoint or args.preset} ({config.num_params() / 1e6:.1f}M params, "
-        f"vocab {config.vocab_size}); devices: {jax.devices()}")
+        f"vocab {config.vocab_size}, {args.dtype}); devices: {jax.devices()}")
   rng = np.random.default_rng(0)
   prompts = rng.integers(3, config.vocab_size, size=(args.batch, args.prompt_len)).tolist()
   sampler = Sampler(model, max_cache_len=args.prompt_len + args.new_tokens)
@@ -114,7 +121,8 @@ def main() -> None:
     torch_result = _run_torch(args, checkpoint)
     if torch_result:
       torch_s = torch_result["single_s"]
-      print(f"transformers generate (torch, {torch_result['torch_threads']} threads): "
+      print(f"transformers generate (torch {torch_result['torch_device']}, "
+            f"{torch_result['torch_threads']} threads): "
             f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
       print(f"speed-up vs transformers: {torch_s / ours_s:.2f}x")
 

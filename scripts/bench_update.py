@@ -19,7 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker
+from torch_compare import (DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker, torch_device,
+                           torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -28,19 +29,20 @@ def _torch_worker(args: argparse.Namespace) -> None:
   import transformers
 
   torch.manual_seed(0)
+  device, dtype = torch_device(), getattr(torch, args.dtype)
   policy = transformers.AutoModelForCausalLM.from_pretrained(args.hf_checkpoint,
-                                                             dtype=torch.float32).train()
-  trunk = transformers.AutoModel.from_pretrained(args.hf_checkpoint, dtype=torch.float32).train()
-  head = torch.nn.Linear(trunk.config.hidden_size, 1)
+                                                             dtype=dtype).to(device).train()
+  trunk = transformers.AutoModel.from_pretrained(args.hf_checkpoint, dtype=dtype).to(device).train()
+  head = torch.nn.Linear(trunk.config.hidden_size, 1, dtype=dtype, device=device)
   params = list(policy.parameters()) + list(trunk.parameters()) + list(head.parameters())
   optimizer = torch.optim.AdamW(params, lr=1e-5)
   rng = np.random.default_rng(0)
   b, t = args.batch, args.seq_len
-  ids = torch.tensor(rng.integers(3, policy.config.vocab_size, size=(b, t)), dtype=torch.long)
-  mask = torch.tensor(rng.random((b, t - 1)) < 0.7, dtype=torch.float32)
-  old = torch.tensor(rng.normal(-8, 1, size=(b, t - 1)), dtype=torch.float32)
-  adv = torch.tensor(rng.normal(size=(b, t - 1)), dtype=torch.float32)
-  ret = torch.tensor(rng.normal(size=(b, t - 1)), dtype=torch.float32)
+  ids = torch.tensor(rng.integers(3, policy.config.vocab_size, size=(b, t)), dtype=torch.long,
+                     device=device)
+  mask, old, adv, ret = (torch.tensor(x, dtype=torch.float32, device=device) for x in (
+      rng.random((b, t - 1)) < 0.7, rng.normal(-8, 1, size=(b, t - 1)),
+      rng.normal(size=(b, t - 1)), rng.normal(size=(b, t - 1))))
 
   def step():
     optimizer.zero_grad(set_to_none=True)
@@ -48,17 +50,19 @@ def _torch_worker(args: argparse.Namespace) -> None:
     logp = torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None])[..., 0]
     ratio = torch.exp(logp - old)
     surrogate = torch.minimum(ratio * adv, torch.clamp(ratio, 0.8, 1.2) * adv)
-    values = head(trunk(ids).last_hidden_state[:, :-1])[..., 0]
+    values = head(trunk(ids).last_hidden_state[:, :-1])[..., 0].float()
     loss = (-(surrogate * mask).sum() + 0.5 * (((values - ret) ** 2) * mask).sum()) / mask.sum()
     loss.backward()
     optimizer.step()
 
-  print_result({"step_s": median_time(step, args.repeats), "torch_threads": torch.get_num_threads()})
+  print_result({"step_s": median_time(step, args.repeats, ready=torch_sync),
+                "torch_device": str(device), "torch_threads": torch.get_num_threads()})
 
 
 def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
   return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--seq-len",
-                               str(args.seq_len), "--repeats", str(args.repeats)], args.torch_python, "PyTorch")
+                               str(args.seq_len), "--repeats", str(args.repeats), "--dtype", args.dtype],
+                    args.torch_python, "PyTorch")
 
 
 def main() -> None:
@@ -71,6 +75,10 @@ def main() -> None:
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--value-head", default="separate", choices=("separate", "shared"))
   parser.add_argument("--remat", action="store_true")
+  parser.add_argument("--attention", default="einsum", choices=("einsum", "xla", "cudnn"),
+                      help="ModelConfig.attention: cache-free attention implementation (ours)")
+  parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
+                      help="parameters and activations, both sides (AdamW state follows)")
   parser.add_argument("--logits-chunk", type=int, default=256)
   parser.add_argument("--compare-transformers", action="store_true")
   parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
@@ -93,12 +101,14 @@ def main() -> None:
   tmp = tempfile.TemporaryDirectory()
   shared = args.value_head == "shared"
   if args.hf_checkpoint:
-    policy = load_hf_checkpoint(args.hf_checkpoint, value_head="shared" if shared else "none",
-                                remat=args.remat)
+    policy = load_hf_checkpoint(args.hf_checkpoint, args.dtype, attention=args.attention,
+                                value_head="shared" if shared else "none", remat=args.remat)
     checkpoint = args.hf_checkpoint
   else:
     policy = init_model(tiny_config(args.preset, value_head="shared" if shared else "none",
-                                    remat=args.remat), seed=0)
+                                    remat=args.remat, dtype=args.dtype, param_dtype=args.dtype,
+                                    attention=args.attention),
+                        seed=0)
     checkpoint = tmp.name
     save_hf_checkpoint(policy, checkpoint)
   models = {"policy": policy}
@@ -148,12 +158,15 @@ def main() -> None:
   ours_s = median_time(one_update, args.repeats, ready=jax.block_until_ready)
   tokens = b * t
   print(f"model: {args.hf_checkpoint or args.preset} ({policy.config.num_params() / 1e6:.1f}M "
-        f"params), value head: {args.value_head}, remat: {args.remat}, B={b} T={t}")
+        f"params), value head: {args.value_head}, remat: {args.remat}, attention: {args.attention}, "
+        f"dtype: {args.dtype}, "
+        f"B={b} T={t}; {jax.devices()[0].device_kind}")
   print(f"ours: {ours_s:.3f} s/update median, {tokens / ours_s:,.0f} tokens/s")
   if args.compare_transformers:
     result = _run_torch(args, checkpoint)
     if result:
-      print(f"pytorch/transformers ({result['torch_threads']} threads): {result['step_s']:.3f} "
+      print(f"pytorch/transformers ({result['torch_device']}, {result['torch_threads']} threads): "
+            f"{result['step_s']:.3f} "
             f"s/update median, {tokens / result['step_s']:,.0f} tokens/s")
       print(f"speed-up vs pytorch: {result['step_s'] / ours_s:.2f}x")
   tmp.cleanup()

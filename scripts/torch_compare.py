@@ -30,6 +30,20 @@ def median_time(fn: Callable[[], Any], repeats: int, *, ready: Callable[[Any], A
   return statistics.median(times)
 
 
+def torch_device():
+  """The worker's torch device: the first GPU when torch sees one, else the CPU."""
+  import torch  # pylint: disable=import-outside-toplevel
+  return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def torch_sync(out: Any = None) -> Any:
+  """`ready` for median_time on the torch side: waits for queued GPU work (no-op on CPU)."""
+  import torch  # pylint: disable=import-outside-toplevel
+  if torch.cuda.is_available():
+    torch.cuda.synchronize()
+  return out
+
+
 def print_result(result: dict) -> None:
   print(RESULT_PREFIX + json.dumps(result))
 

@@ -19,6 +19,7 @@ def get_config(arg=None):
   c.model.dtype = "bfloat16"
   c.model.param_dtype = "float32"
   c.model.remat = True
+  c.model.attention = "cudnn"  # fused flash attention on NVIDIA GPUs; "xla" on TPU
   c.model.logits_chunk = 512
   c.model.value_head = "separate"
   c.mesh.shape = (1, -1, 1)

@@ -227,7 +227,7 @@ def _read_tensors(files: list[str]):
 
 
 def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
-                       value_head: str = "none", remat: bool = False,
+                       value_head: str = "none", remat: bool = False, attention: str = "einsum",
                        mesh: Any = None, rules: Any = None) -> Transformer:
   """Reads a Qwen2/Llama Hugging Face directory (config.json + safetensors) into a Transformer.
 
@@ -236,6 +236,7 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
     dtype: parameter and activation dtype (float32, bfloat16 or float16).
     value_head: "none" or "shared" (adds a zero-initialised scalar head to the trunk).
     remat: rematerialise layers in the backward pass.
+    attention: the cache-free attention implementation (ModelConfig.attention).
     mesh: optional jax Mesh: each weight is placed on it, sharded by its logical axes and
       `rules` (default rl.sharding.DEFAULT_RULES), as it is read; None = default device.
 
@@ -255,7 +256,7 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
       raise CheckpointError(f"{config_path}: invalid JSON ({e})") from None
   dtype_name = jnp.dtype(as_dtype(dtype)).name
   config = config_from_hf(hf_config, source=config_path, dtype=dtype_name, param_dtype=dtype_name,
-                          value_head=value_head, remat=remat)
+                          value_head=value_head, remat=remat, attention=attention)
   shardings = None
   if mesh is not None:
     from rl.sharding import DEFAULT_RULES, hf_param_shardings

@@ -37,6 +37,9 @@ def as_dtype(dtype: Any) -> Any:
   return _DTYPES[name]
 
 
+ATTENTION_IMPLS = ("einsum", "xla", "cudnn")
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
   """Shape and numerics of one transformer. Field names follow Hugging Face's config.json."""
@@ -63,6 +66,11 @@ class ModelConfig:
   dtype: str = "float32"  # activations
   param_dtype: str = "float32"
   remat: bool = False  # rematerialise each layer in the backward pass
+  # Cache-free (training/scoring) attention: "einsum" (scores materialised; any padding) |
+  # "xla" or "cudnn" (jax.nn.dot_product_attention, causal; "cudnn" is its fused flash kernel on
+  # NVIDIA GPUs). The last two need right-padded rows, as every batch the trainer builds is: a
+  # row's padding then only changes outputs at padding positions, which the losses mask.
+  attention: str = "einsum"
   value_head: str = "none"  # "none" | "shared": scalar head on this trunk (see Critic for "separate")
 
   def __post_init__(self):
@@ -72,6 +80,11 @@ class ModelConfig:
       raise ValueError(f"num_heads {self.num_heads} not a multiple of num_kv_heads {self.num_kv_heads}")
     if self.value_head not in VALUE_HEADS:
       raise ValueError(f"value_head must be one of {VALUE_HEADS}, got {self.value_head!r}")
+    if self.attention not in ATTENTION_IMPLS:
+      raise ValueError(f"attention must be one of {ATTENTION_IMPLS}, got {self.attention!r}")
+    if self.attention == "cudnn" and self.dtype not in ("bfloat16", "float16"):
+      raise ValueError(f"attention='cudnn' needs dtype bfloat16 or float16 (cuDNN's flash kernel "
+                       f"has no float32), got {self.dtype!r}")
     if self.architecture not in ("qwen2", "llama"):
       raise ValueError(f"architecture must be 'qwen2' or 'llama', got {self.architecture!r}")
     as_dtype(self.dtype)
@@ -270,6 +283,9 @@ class Attention(nnx.Module):
     q = apply_rope(q, positions, inv_freq)
     k = apply_rope(k, positions, inv_freq)
     new_cache = None
+    if cache_kv is None and cfg.attention != "einsum":
+      out = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=cfg.attention)
+      return self._project_out(out, dt), None
     if cache_kv is None:
       t = x.shape[1]
       mask = jnp.tril(jnp.ones((t, t), bool))[None]  # [1, Tq, Tk]
@@ -291,10 +307,13 @@ class Attention(nnx.Module):
       if key_valid is not None:
         mask = mask & key_valid[:, None, :].astype(bool)
     out = _attend(q, keys, values, mask, cfg.num_kv_heads)
+    return self._project_out(out, dt), new_cache
+
+  def _project_out(self, out: Array, dt) -> Array:
     out = jnp.einsum("bthk,hkd->btd", out, self.o_proj.get_value().astype(dt))
-    if cfg.o_bias:
+    if self.config.o_bias:
       out = out + self.o_bias.get_value().astype(dt)
-    return out, new_cache
+    return out
 
 
 class MLP(nnx.Module):
