@@ -151,23 +151,43 @@ def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
   return model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)[1]
 
 
+@functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
+def _extend_rows(graphdef, state, cache: KVCache, rows: Array, chunk: Array, num_new: Array, *,
+                 attend_len: int) -> KVCache:
+  """`_extend` on the cache rows `rows` only (gathered, extended, scattered back). Entries of
+  `rows` with num_new = 0 are padding: their rows come back unchanged."""
+  model = nnx.merge(graphdef, state)
+  sub = jax.tree.map(lambda x: x[rows], cache)
+  sub = model.hidden_states(chunk, cache=sub, num_new=num_new, attend_len=attend_len)[1]
+  return jax.tree.map(lambda full, part: full.at[rows].set(part), cache, sub)
+
+
+@functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
+def _prefill(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
+             attend_len: int) -> tuple[KVCache, Array]:
+  """Extends each row by its chunk; returns the cache and each row's last hidden state [B, D]."""
+  model = nnx.merge(graphdef, state)
+  hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)
+  last = jnp.take_along_axis(hidden, jnp.maximum(num_new - 1, 0)[:, None, None], axis=1)[:, 0]
+  return cache, last
+
+
 @functools.partial(jax.jit, static_argnames=("graphdef", "max_new", "greedy", "top_k", "use_top_p",
                                              "attend_len"), donate_argnames=("cache",))
-def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, active: Array,
-              budget: Array, rng: Array, temperature: Array, top_p: Array, stop_ids: Array,
-              stop_seqs: Array, grammar: Array | None, grammar_start: Array, *, max_new: int,
-              greedy: bool, top_k: int, use_top_p: bool, attend_len: int):
-  """Extend each row by its chunk, then decode up to `budget[b]` tokens per active row.
+def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget: Array, rng: Array,
+            temperature: Array, top_p: Array, stop_ids: Array, stop_seqs: Array,
+            grammar: Array | None, grammar_start: Array, *, max_new: int, greedy: bool, top_k: int,
+            use_top_p: bool, attend_len: int):
+  """Samples from `last` (each row's last hidden state), then decodes up to `budget[b]` tokens
+  per active row. Compiled per decode shape only, not per prefill chunk width (`_prefill`).
 
   With `grammar` (rl.constrained's [states, vocab] next-state table), every row starts the turn
   in `grammar_start` and samples only the tokens its state allows; log-probs are those of the
   masked distribution.
   """
   model = nnx.merge(graphdef, state)
-  batch = chunk.shape[0]
+  batch = last.shape[0]
   top_p_value = top_p if use_top_p else None
-  hidden, cache = model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)
-  last = jnp.take_along_axis(hidden, jnp.maximum(num_new - 1, 0)[:, None, None], axis=1)[:, 0]
   gstate = jnp.full((batch,), grammar_start, jnp.int32)
   token, logp = _sample(_constrain(model.logits_from_hidden(last), grammar, gstate),
                         jax.random.fold_in(rng, 0), temperature, greedy, top_k, top_p_value)
@@ -212,7 +232,8 @@ def _generate(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, act
 
 
 class Sampler:
-  """Generates for a fixed batch of conversations with one compiled prefill+decode function.
+  """Generates for a fixed batch of conversations: per turn one prefill call (new tokens into the
+  cache) and one decode call (a `lax.while_loop`), compiled per chunk width and decode span.
 
   Args:
     model: the policy (a Transformer) or a `(graphdef, state)` pair from `nnx.split`.
@@ -228,12 +249,15 @@ class Sampler:
     cache_dtype: KV cache dtype (default: the model's activation dtype).
     min_chunk: appended chunks are padded to a power of two >= this; larger values mean fewer
       compiled shapes, smaller ones less padding work per turn.
+    ragged_prefill: when a few rows bring many more new tokens than the rest (a long tool output
+      among short ones), those rows first append their extra tokens in a smaller batch of their
+      own, so the batch-wide chunk is sized for the typical row (`_ragged_split`).
   """
 
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
                stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
                overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None,
-               min_chunk: int = 16, grammar: Any = None):
+               min_chunk: int = 16, grammar: Any = None, ragged_prefill: bool = True):
     if overflow not in OVERFLOW_MODES:
       raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
     if max_cache_len < 2:
@@ -245,6 +269,7 @@ class Sampler:
     self.pad_id = int(pad_id)
     self.cache_dtype = cache_dtype
     self.min_chunk = int(min_chunk)
+    self.ragged_prefill = bool(ragged_prefill)
     self.grammar_table = None if grammar is None else jnp.asarray(grammar.table)  # [S, V] on device
     self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
@@ -313,10 +338,59 @@ class Sampler:
     num_new = np.array([len(r) for r in rows], np.int32)
     return rows, chunk, num_new, active, budget, full
 
-  def _attend_len(self, conv: Conversations, new_slots: int) -> int:
-    """Static bound on the cache slots this call can touch, bucketed to limit recompiles."""
-    needed = int(conv.lengths.max(initial=0)) + new_slots
-    return min(self.max_cache_len, _bucket(needed, 64))
+  def _attend_len(self, conv: Conversations, num_new: np.ndarray, budget: np.ndarray | None = None) -> int:
+    """Static bound on the cache slots this call reads: the end of the longest row it writes to
+    (cached + new + decode budget). Rows it leaves alone (num_new = 0) write nothing and their
+    outputs are dropped, so a finished long conversation does not widen every later call.
+    Bucketed to limit recompiles: powers of two up to 512, then multiples of 256."""
+    ends = conv.lengths + num_new + (0 if budget is None else budget)
+    return self._span(int(ends[num_new > 0].max(initial=1)))
+
+  def _span(self, needed: int) -> int:
+    return min(self.max_cache_len, _bucket(needed, 64) if needed <= 512 else round_up(needed, 256))
+
+  def _ragged_split(self, conv: Conversations, rows: list[list[int]], num_new: np.ndarray,
+                    chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Appends the head of each unusually long row in a batch of its own and returns the chunk
+    and per-row counts left for the batch-wide call (each row's last `width` tokens at most).
+
+    The batch-wide call costs about batch x chunk width; the split is taken when it costs less
+    overall: for each candidate width w (powers of two), the rows longer than w append all but
+    their last w tokens first, in a call of (their count) x (their longest head), both bucketed
+    coarsely (at least 8 rows, 64 tokens) to keep the number of compiled shapes small.
+    """
+    batch = conv.batch_size
+    best_cost, best_width = batch * chunk.shape[1], None
+    width = self.min_chunk
+    while width < chunk.shape[1]:
+      long = np.flatnonzero(num_new > width)
+      if not len(long):
+        break
+      k = min(_bucket(len(long), 8), batch)
+      cost = k * _bucket(int((num_new[long] - width).max()), 64) + batch * width
+      if cost < 0.75 * best_cost:
+        best_cost, best_width = cost, width
+      width *= 2
+    if best_width is None:
+      return chunk, num_new
+    long = np.flatnonzero(num_new > best_width)
+    k = min(_bucket(len(long), 8), batch)
+    idle = np.setdiff1d(np.arange(batch), long)[:k - len(long)]  # padding entries: unchanged rows
+    index = np.concatenate([long, idle]).astype(np.int32)
+    heads = [rows[b][:len(rows[b]) - best_width] for b in long]
+    head_chunk = np.full((k, _bucket(max(len(h) for h in heads), 64)), self.pad_id, np.int32)
+    head_new = np.zeros(k, np.int32)
+    for i, h in enumerate(heads):
+      head_chunk[i, :len(h)] = h
+      head_new[i] = len(h)
+    attend = self._span(int((conv.lengths[long] + head_new[:len(long)]).max()))
+    conv.cache = _extend_rows(self.graphdef, self.state, conv.cache, jnp.asarray(index),
+                              jnp.asarray(head_chunk), jnp.asarray(head_new), attend_len=attend)
+    tail = np.full((batch, best_width), self.pad_id, np.int32)
+    for b, r in enumerate(rows):
+      rest = r[-best_width:] if len(r) > best_width else r
+      tail[b, :len(rest)] = rest
+    return tail, np.minimum(num_new, best_width).astype(np.int32)
 
   def append(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None]) -> None:
     """Writes tokens into rows' caches without generating (e.g. a forced observation)."""
@@ -325,7 +399,7 @@ class Sampler:
                          for b, r in enumerate(rows)):
       raise CacheOverflowError("append: tokens do not fit in the cache")
     conv.cache = _extend(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
-                         jnp.asarray(num_new), attend_len=self._attend_len(conv, chunk.shape[1]))
+                         jnp.asarray(num_new), attend_len=self._attend_len(conv, num_new))
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])
@@ -350,13 +424,17 @@ class Sampler:
       raise ValueError(f"bad sampling parameters: temperature={temperature}, top_p={top_p}, "
                        f"top_k={top_k}")
     rows, chunk, num_new, active, budget, full = self._prepare(conv, new_tokens, max_new_tokens)
-    cache, tokens, logps, count, stopped = _generate(
-        self.graphdef, self.state, conv.cache, jnp.asarray(chunk), jnp.asarray(num_new),
-        jnp.asarray(active), jnp.asarray(budget), rng, jnp.float32(max(temperature, 1e-6)),
-        jnp.float32(top_p), self.stop_ids, self.stop_seqs, self.grammar_table,
-        self._grammar_start, max_new=int(max_new_tokens),
+    chunk_new = num_new
+    if self.ragged_prefill:
+      chunk, chunk_new = self._ragged_split(conv, rows, num_new, chunk)
+    cache, last = _prefill(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
+                           jnp.asarray(chunk_new), attend_len=self._attend_len(conv, num_new))
+    cache, tokens, logps, count, stopped = _decode(
+        self.graphdef, self.state, cache, last, jnp.asarray(active), jnp.asarray(budget), rng,
+        jnp.float32(max(temperature, 1e-6)), jnp.float32(top_p), self.stop_ids, self.stop_seqs,
+        self.grammar_table, self._grammar_start, max_new=int(max_new_tokens),
         greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0,
-        attend_len=self._attend_len(conv, chunk.shape[1] + int(max_new_tokens)))
+        attend_len=self._attend_len(conv, num_new, budget))
     conv.cache = cache
     tokens, logps, count, stopped = jax.device_get((tokens, logps, count, stopped))
     out = SampleOutput([], [], [])

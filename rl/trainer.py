@@ -388,7 +388,7 @@ class Trainer:
     nll = []
     for step in range(c.sft.steps):
       rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
-      params, opt, metrics = step_fn(params, opt, _sft_minibatch(batch, rows))
+      params, opt, metrics = step_fn(params, opt, self._sft_minibatch(batch, rows))
       nll.append(float(metrics["sft/nll"]))
       if step % 20 == 0 or step == c.sft.steps - 1:
         print(f"sft step {step}: nll {nll[-1]:.3f} ({time.perf_counter() - t0:.0f}s)", flush=True)
@@ -406,6 +406,14 @@ class Trainer:
     self.sft_done = True
     return {"sft/nll_first": nll[0], "sft/nll_last": float(np.mean(nll[-10:])),
             "sft/demonstrations": len(demos), "sft/time_s": time.perf_counter() - t0}
+
+  def _sft_minibatch(self, batch: batching.RolloutBatch, rows) -> dict:
+    """The SFT step's inputs for `rows` of the padded demonstration batch, cut to their longest
+    row (rounded up to pad_multiple) with `trainer.trim_padding`: a few compiled lengths."""
+    sub = batch.select(rows)
+    t = self._padded_length(sub.lengths, sub.tokens.shape[1], self.config.trainer.trim_padding)
+    return {"tokens": jnp.asarray(sub.tokens[:, :t]), "valid": jnp.asarray(sub.valid[:, :t]),
+            "mask": jnp.asarray(sub.action_mask[:, :t])}
 
   def _ptx_steps(self, iteration: int) -> dict:
     """PPO-ptx (Ouyang et al. 2022): `sft.ptx_steps` NLL steps on the demonstrations with the
@@ -425,7 +433,7 @@ class Trainer:
     nll = []
     for _ in range(c.sft.ptx_steps):
       rows = rng.choice(n, size=c.sft.batch_size, replace=n < c.sft.batch_size)
-      params, opt, m = step_fn(params, opt, _sft_minibatch(batch, rows))
+      params, opt, m = step_fn(params, opt, self._sft_minibatch(batch, rows))
       nll.append(float(m["sft/nll"]))
     self.state = self.state.replace(policy=params, policy_opt=opt)
     return {"ptx/nll": float(np.mean(nll))}
@@ -761,14 +769,6 @@ class Trainer:
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
-
-
-def _sft_minibatch(batch: batching.RolloutBatch, rows) -> dict:
-  """The SFT step's inputs for `rows` of a padded demonstration batch (one padded length for
-  every step: a single compilation)."""
-  sub = batch.select(rows)
-  return {"tokens": jnp.asarray(sub.tokens), "valid": jnp.asarray(sub.valid),
-          "mask": jnp.asarray(sub.action_mask)}
 
 
 def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:

@@ -70,6 +70,57 @@ def test_multi_turn_equals_re_prefill(sampler):
   assert out.tokens[1] == fresh.tokens[0] and conv.history[1] == prompts[0] + fresh.tokens[0]
 
 
+def test_call_reads_only_the_rows_it_extends(qwen):
+  """A call attends over the slots of the rows it extends, not of a long idle row; that row's
+  cache is untouched and its next turn equals a re-prefill."""
+  sampler = Sampler(qwen, max_cache_len=256, min_chunk=16)
+  conv = sampler.new_conversations(2)
+  long_prompt = np.random.default_rng(3).integers(3, 256, size=100).tolist()
+  turns = [[long_prompt, [3, 4, 5, 6]], [None, [7, 8]], [[9], [10]]]
+  for i, new in enumerate(turns):
+    if i == 1:  # row 1 ends at 4 + 8 + 2 + 8 = 22 slots; row 0 holds 107
+      assert sampler._attend_len(conv, np.array([0, 2]), np.array([0, 8])) == 64
+    before = [list(h) for h in conv.history]
+    out = sampler.generate(conv, new, max_new_tokens=8, rng=jax.random.key(i), temperature=0)
+    fresh = sampler.sample([before[b] + list(new[b]) if new[b] is not None else [1] for b in range(2)],
+                           max_new_tokens=8, rng=jax.random.key(9), temperature=0)
+    for b in range(2):
+      if new[b] is not None:
+        assert out.tokens[b] == fresh.tokens[b], (i, b)
+  assert sampler._attend_len(conv, np.array([1, 0])) == 128  # row 0: 108 + 8 + 1 slots
+
+
+def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
+  """Rows that bring many more tokens than the rest append their heads in a batch of their own;
+  the turns, log-probs and histories equal those of one batch-wide chunk."""
+  from rl import sampling
+  heads = []
+  extend_rows = sampling._extend_rows
+  monkeypatch.setattr(sampling, "_extend_rows",
+                      lambda *a, **k: heads.append(a[4].shape) or extend_rows(*a, **k))
+  rng = np.random.default_rng(4)
+  long = lambda n: rng.integers(3, 256, size=n).tolist()
+  short = lambda: long(int(rng.integers(1, 5)))
+  turns = [[long(100)] + [short() for _ in range(15)],
+           [short(), long(60), None] + [short() for _ in range(13)],
+           [long(5), short(), short(), long(40)] + [None] * 4 + [short() for _ in range(8)]]
+  ragged, wide = (Sampler(qwen, max_cache_len=256, min_chunk=8, ragged_prefill=r) for r in (True, False))
+  conv_r, conv_w = ragged.new_conversations(16), wide.new_conversations(16)
+  for i, new in enumerate(turns):
+    out_r = ragged.generate(conv_r, new, max_new_tokens=6, rng=jax.random.key(i), temperature=0)
+    out_w = wide.generate(conv_w, new, max_new_tokens=6, rng=jax.random.key(i), temperature=0)
+    assert out_r.tokens == out_w.tokens and out_r.finish_reasons == out_w.finish_reasons, i
+    np.testing.assert_allclose(np.concatenate([np.asarray(x) for x in out_r.logprobs if x]),
+                               np.concatenate([np.asarray(x) for x in out_w.logprobs if x]), atol=1e-4)
+  assert conv_r.history == conv_w.history
+  np.testing.assert_array_equal(conv_r.lengths, np.asarray(conv_r.cache.lengths))
+  np.testing.assert_array_equal(conv_r.lengths, conv_w.lengths)
+  # Turn 1: one long row (100 tokens: 16 x 128) -> its 92-token head in a call of its own (8 rows
+  # and 64 tokens at least: 8 x 128), then 16 x 8; turns 2 and 3 (61 and 41 tokens with the
+  # pending one: 16 x 64) -> 8 x 64 + 16 x 8.
+  assert heads == [(8, 128), (8, 64), (8, 64)]
+
+
 @pytest.mark.parametrize("temperature, top_p", [(1.0, 1.0), (0.7, 0.9)])
 def test_sampler_logprobs_match_training_forward(sampler, qwen, temperature, top_p):
   prompts = _prompts(seed=1)
