@@ -77,6 +77,10 @@ def main() -> None:
   parser.add_argument("--multi-turn", action="store_true",
                       help="also time turns of generation with observations in between, with "
                            "the conversation cache against re-prefilling the history each turn")
+  parser.add_argument("--ragged", action="store_true",
+                      help="also time multi-turn rollouts whose observations are skewed like tool "
+                           "outputs (most short, a few long), with ragged prefill against one "
+                           "batch-wide chunk per turn")
   parser.add_argument("--turns", type=int, default=10)
   parser.add_argument("--turn-tokens", type=int, default=32)
   parser.add_argument("--obs-tokens", type=int, default=32)
@@ -154,6 +158,33 @@ def main() -> None:
           f"tokens between): cache {cached_s:.3f} s ({tokens / cached_s:,.0f} tokens/s), "
           f"re-prefill {prefill_s:.3f} s ({tokens / prefill_s:,.0f} tokens/s), "
           f"speed-up {prefill_s / cached_s:.2f}x")
+
+  if args.ragged:
+    # Observation lengths drawn like the default experiment's tool outputs (p50 ~30, p90 ~65,
+    # a long file or test log in one row of ten, up to 400 tokens).
+    short = rng.integers(10, 60, size=(args.turns, args.batch))
+    long = rng.integers(150, 400, size=(args.turns, args.batch))
+    lengths = np.where(rng.random((args.turns, args.batch)) < 0.1, long, short)
+    observations = [[rng.integers(3, config.vocab_size, size=int(n)).tolist() for n in row]
+                    for row in lengths]
+    capacity = args.prompt_len + args.turns * (args.turn_tokens + 400) + 8
+    timings = {}
+    for ragged in (False, True):
+      ragged_sampler = Sampler(model, max_cache_len=capacity, ragged_prefill=ragged)
+
+      def skewed(ragged_sampler=ragged_sampler):
+        conv = ragged_sampler.new_conversations(args.batch)
+        new = prompts
+        for turn in range(args.turns):
+          ragged_sampler.generate(conv, new, max_new_tokens=args.turn_tokens, rng=jax.random.key(turn))
+          new = observations[turn]
+
+      timings[ragged] = median_time(skewed, args.repeats)
+    tokens = args.batch * args.turns * args.turn_tokens
+    print(f"skewed observations ({args.turns} turns x {args.turn_tokens} new; observation tokens "
+          f"p50 {np.percentile(lengths, 50):.0f}, p90 {np.percentile(lengths, 90):.0f}, max "
+          f"{lengths.max()}): one chunk {timings[False]:.3f} s, ragged prefill {timings[True]:.3f} s "
+          f"({tokens / timings[True]:,.0f} tokens/s), speed-up {timings[False] / timings[True]:.2f}x")
   tmp.cleanup()
 
 
