@@ -145,17 +145,10 @@ def _advance(grammar: Array | None, state: Array, token: Array) -> Array:
 
 
 @functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
-def _extend(graphdef, state, cache: KVCache, chunk: Array, num_new: Array, *,
-            attend_len: int) -> KVCache:
-  model = nnx.merge(graphdef, state)
-  return model.hidden_states(chunk, cache=cache, num_new=num_new, attend_len=attend_len)[1]
-
-
-@functools.partial(jax.jit, static_argnames=("graphdef", "attend_len"), donate_argnames=("cache",))
 def _extend_rows(graphdef, state, cache: KVCache, rows: Array, chunk: Array, num_new: Array, *,
                  attend_len: int) -> KVCache:
-  """`_extend` on the cache rows `rows` only (gathered, extended, scattered back). Entries of
-  `rows` with num_new = 0 are padding: their rows come back unchanged."""
+  """`_prefill`'s extension on the cache rows `rows` only (gathered, extended, scattered back).
+  Entries of `rows` with num_new = 0 are padding: their rows come back unchanged."""
   model = nnx.merge(graphdef, state)
   sub = jax.tree.map(lambda x: x[rows], cache)
   sub = model.hidden_states(chunk, cache=sub, num_new=num_new, attend_len=attend_len)[1]
@@ -338,7 +331,8 @@ class Sampler:
     num_new = np.array([len(r) for r in rows], np.int32)
     return rows, chunk, num_new, active, budget, full
 
-  def _attend_len(self, conv: Conversations, num_new: np.ndarray, budget: np.ndarray | None = None) -> int:
+  def _attend_len(self, conv: Conversations, num_new: np.ndarray,
+                  budget: np.ndarray | None = None) -> int:
     """Static bound on the cache slots this call reads: the end of the longest row it writes to
     (cached + new + decode budget). Rows it leaves alone (num_new = 0) write nothing and their
     outputs are dropped, so a finished long conversation does not widen every later call.
@@ -360,21 +354,22 @@ class Sampler:
     coarsely (at least 8 rows, 64 tokens) to keep the number of compiled shapes small.
     """
     batch = conv.batch_size
+
+    def plan(width: int) -> tuple[int, np.ndarray, int]:  # (cost, long rows, their call's rows)
+      long = np.flatnonzero(num_new > width)
+      k = min(_bucket(len(long), 8), batch)
+      return k * _bucket(int((num_new[long] - width).max()), 64) + batch * width, long, k
+
     best_cost, best_width = batch * chunk.shape[1], None
     width = self.min_chunk
-    while width < chunk.shape[1]:
-      long = np.flatnonzero(num_new > width)
-      if not len(long):
-        break
-      k = min(_bucket(len(long), 8), batch)
-      cost = k * _bucket(int((num_new[long] - width).max()), 64) + batch * width
+    while width < chunk.shape[1] and (num_new > width).any():
+      cost = plan(width)[0]
       if cost < 0.75 * best_cost:
         best_cost, best_width = cost, width
       width *= 2
     if best_width is None:
       return chunk, num_new
-    long = np.flatnonzero(num_new > best_width)
-    k = min(_bucket(len(long), 8), batch)
+    _, long, k = plan(best_width)
     idle = np.setdiff1d(np.arange(batch), long)[:k - len(long)]  # padding entries: unchanged rows
     index = np.concatenate([long, idle]).astype(np.int32)
     heads = [rows[b][:len(rows[b]) - best_width] for b in long]
@@ -398,8 +393,8 @@ class Sampler:
     if full.any() or any(len(r) + int(conv.lengths[b]) > self.max_cache_len
                          for b, r in enumerate(rows)):
       raise CacheOverflowError("append: tokens do not fit in the cache")
-    conv.cache = _extend(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
-                         jnp.asarray(num_new), attend_len=self._attend_len(conv, num_new))
+    conv.cache, _ = _prefill(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
+                             jnp.asarray(num_new), attend_len=self._attend_len(conv, num_new))
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])

@@ -64,7 +64,7 @@ def main() -> None:
   print(f"device: {kind} x {jax.device_count()}; peak bf16 {peak and peak / 1e12:.0f} TFLOP/s per chip")
   with tempfile.TemporaryDirectory() as tmp:
     shape = {**QWEN_05B, "num_layers": args.num_layers, "vocab_size": args.vocab_size}
-    config = model_lib.ModelConfig(**shape, dtype="bfloat16", param_dtype="bfloat16", remat=True)
+    config = model_lib.ModelConfig(**shape, dtype="bfloat16", param_dtype="bfloat16")
     model = model_lib.init_model(config, seed=0)
     n_params = config.num_params()
     model_lib.save_hf_checkpoint(model, tmp)
