@@ -119,6 +119,11 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Grade against the hidden-test ids collected on the reference solution (once per task,
   # cached): a test the agent's code makes disappear counts as missing, not as absent.
   c.reward.expected_tests = True
+  # Final workspaces with identical bytes share one grading (sandbox.grading.GradeCache): an
+  # episode that edits nothing leaves the pristine repo, a learnt fix writes the same file.
+  # Sound for deterministic hidden tests (every built-in task source's); turn it off for suites
+  # with random or timing-dependent tests.
+  c.reward.grade_cache = True
   # Per-turn format reward for a message with no usable tool call (malformed JSON, unknown
   # tool, missing arguments); any scheme, independent of process_rewards. 0 = off.
   c.reward.invalid_call_penalty = 0.0

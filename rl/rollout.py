@@ -165,6 +165,11 @@ class Evaluator:
     reward_cfg = config.get("reward") if hasattr(config, "get") else None
     self.use_expected_tests = bool(grade_fn is None and reward_cfg is not None
                                    and reward_cfg.get("expected_tests", False))
+    # Identical final workspaces share one grading (sandbox.grading.GradeCache).
+    self.grade_cache = None
+    if grade_fn is None and reward_cfg is not None and reward_cfg.get("grade_cache", False):
+      from sandbox.grading import GradeCache  # pylint: disable=import-outside-toplevel
+      self.grade_cache = GradeCache()
     self._expected: dict[str, list[str] | None] = {}
     self._expected_lock = threading.Lock()
 
@@ -201,9 +206,11 @@ class Evaluator:
   # -- after the episode ----------------------------------------------------------------------
   def grade(self, task: Any, workspace_dir: str) -> Any:
     grade_fn = self._grade_fn
+    extra = {}
     if grade_fn is None:
       from sandbox.grading import grade as grade_fn  # pylint: disable=import-outside-toplevel
-    extra = {}
+      if self.grade_cache is not None:
+        extra["cache"] = self.grade_cache
     if self.use_expected_tests:
       expected = self.expected_tests(task)
       if expected is not None:
@@ -739,6 +746,8 @@ class RolloutEngine:
     for step, r in zip(run.steps, turn_rewards):
       step["reward"] = float(r)
     duration = time.perf_counter() - run.start
+    report = outcome.get("report")
+    cached = bool(report.get("cached") if isinstance(report, Mapping) else getattr(report, "cached", False))
     truncated = run.terminated in ("max_steps", "max_tokens", "timeout")
     record = {
         "task_id": run.task.id, "task_version": str(run.task.version),
@@ -749,6 +758,7 @@ class RolloutEngine:
         "duration_s": round(duration, 6), "mode": self.limits.mode, "group_id": run.group_id,
         "episode_id": run.id, "exec_time_s": round(run.exec_time_s, 6),
         **({"error": run.error} if run.error else {}),
+        **({"grade_cached": True} if cached else {}),
         **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
     }
     if self.writer is not None:
@@ -782,6 +792,8 @@ class RolloutEngine:
         "rollout/tokens_mean": float(np.mean([len(e.tokens) for e in episodes])),
         "rollout/action_tokens_mean": float(np.mean([sum(e.action_mask) for e in episodes])),
         "antihack/flag_rate": float(np.mean([bool(e.record["hack"]["flagged"]) for e in episodes])),
+        # Episodes whose final workspace had been graded before (sandbox.grading.GradeCache).
+        "rollout/grade_cached_frac": float(np.mean([bool(e.record.get("grade_cached")) for e in episodes])),
         "rollout/policy_calls": float(len(batch_sizes)),
         "rollout/batch_size_mean": float(np.mean(batch_sizes)) if batch_sizes else 0.0,
         "perf/generate_s": gen_s,

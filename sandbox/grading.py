@@ -8,6 +8,8 @@ test command runs with a junit XML report and an audit hook recording runtime ev
 
 from __future__ import annotations
 
+import collections
+import copy
 import dataclasses
 import hashlib
 import json
@@ -15,6 +17,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from typing import Any, Iterable
@@ -56,6 +59,8 @@ class TestReport:
   not_passed: list[str] = dataclasses.field(default_factory=list)
   # Code under test opened the grading files (junit report, audit log): the report is void.
   tampered: bool = False
+  # Served by a GradeCache from an earlier grading of the same bytes (no sandbox ran).
+  cached: bool = False
 
   @property
   def all_passed(self) -> bool:
@@ -67,6 +72,50 @@ class TestReport:
     d = dataclasses.asdict(self)
     d["all_passed"] = self.all_passed
     return d
+
+
+class GradeCache:
+  """Reports of earlier gradings, keyed by a digest of everything that decides one.
+
+  The key covers the workspace, the hidden tests and the pristine repo (names, bytes, symlink
+  targets, executable bits), the test command, its time limit, the expected test ids and the
+  sandbox configuration. Rollouts repeat final workspaces often: an episode that edits nothing
+  leaves the pristine repo, and a policy that has learnt a fix writes the same bytes each time.
+  Grading is reproducible for deterministic test suites (every built-in task source's); a
+  suite with random or timing-dependent tests should be graded without a cache. Timed-out
+  and crashed gradings are never stored. Thread-safe; least recently used entries go first.
+  """
+
+  def __init__(self, max_entries: int = 4096):
+    if max_entries <= 0:
+      raise ValueError(f"max_entries must be positive, got {max_entries}")
+    self.max_entries = max_entries
+    self._reports: collections.OrderedDict[str, TestReport] = collections.OrderedDict()
+    self._lock = threading.Lock()
+    self.hits = 0
+    self.misses = 0
+
+  def get(self, key: str) -> TestReport | None:
+    with self._lock:
+      report = self._reports.get(key)
+      if report is None:
+        self.misses += 1
+        return None
+      self._reports.move_to_end(key)
+      self.hits += 1
+    return dataclasses.replace(copy.deepcopy(report), cached=True)
+
+  def put(self, key: str, report: TestReport) -> None:
+    if report.timed_out or report.exit_code is None or report.exit_code < 0:
+      return  # a limit or a dead sandbox: not a property of the bytes
+    with self._lock:
+      self._reports[key] = copy.deepcopy(report)
+      self._reports.move_to_end(key)
+      while len(self._reports) > self.max_entries:
+        self._reports.popitem(last=False)
+
+  def __len__(self) -> int:
+    return len(self._reports)
 
 
 # ---------------------------------------------------------------------------
@@ -298,14 +347,34 @@ def _read_evidence(session, hidden_surface: set[str]) -> dict[str, list]:
 def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "tests",
           test_command: str = "python -m pytest -q tests", timeout_s: float = 30,
           config: SandboxConfig | None = None, expected_tests: Iterable[str] | None = None,
-          pristine_dir: str | None = None) -> TestReport:
+          pristine_dir: str | None = None, cache: GradeCache | None = None) -> TestReport:
   """Grades `workspace_dir` in a fresh session; see the module docstring.
 
   `expected_tests`: node ids every one of which must pass (see `collect_expected_tests`).
   Without them, the tests that ran define the total. `pristine_dir`: the task's original
-  repo, whose conftest/ini files are restored (otherwise they are only removed).
+  repo, whose conftest/ini files are restored (otherwise they are only removed). `cache`:
+  a GradeCache that answers a grading of bytes it has graded before (deterministic suites).
   """
   config = config or SandboxConfig()
+  if expected_tests is not None:
+    expected_tests = list(expected_tests)
+  key = None
+  if cache is not None:
+    key = _tree_digest([workspace_dir, hidden_tests_dir, pristine_dir or ""], json.dumps(
+        [hidden_tests_dest, test_command, timeout_s, expected_tests, repr(config)]))
+    hit = cache.get(key)
+    if hit is not None:
+      return hit
+  report = _grade_in_sandbox(workspace_dir, hidden_tests_dir, hidden_tests_dest, test_command,
+                             timeout_s, config, expected_tests, pristine_dir)
+  if cache is not None:
+    cache.put(key, report)
+  return report
+
+
+def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str,
+                      test_command: str, timeout_s: float, config: SandboxConfig,
+                      expected_tests: list[str] | None, pristine_dir: str | None) -> TestReport:
   start = time.monotonic()
   with tempfile.TemporaryDirectory(prefix="rlcoder-grade-") as staging:
     hidden_files = prepare_grading_copy(workspace_dir, staging, hidden_tests_dir,
@@ -372,16 +441,23 @@ def _fill_counts(report: TestReport, raw: dict, files: dict,
 # Expected tests (collected on the pristine reference state, cached per task)
 
 def _tree_digest(paths: Iterable[str], extra: str) -> str:
+  """Digest of `extra` and each tree's names, bytes, symlink targets and executable bits."""
   h = hashlib.sha256(extra.encode())
   for root in paths:
+    h.update(b"\1root\0")
     if not root:
       continue
     for dirpath, dirnames, filenames in os.walk(root):
       dirnames.sort()
-      for name in sorted(filenames):
+      h.update(b"\2dir\0" + os.path.relpath(dirpath, root).encode() + b"\0")
+      # os.walk lists a symlink to a directory among the directories and does not enter it.
+      for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
         path = os.path.join(dirpath, name)
         h.update(os.path.relpath(path, root).encode() + b"\0")
-        if not os.path.islink(path):
+        if os.path.islink(path):
+          h.update(b"\3link\0" + os.readlink(path).encode() + b"\0")
+        else:
+          h.update(b"x" if os.access(path, os.X_OK) else b"-")
           with open(path, "rb") as f:
             h.update(hashlib.sha256(f.read()).digest())
   return h.hexdigest()

@@ -552,7 +552,12 @@ atexit.register(shutdown)
 
 
 class LocalSession(api.Session):
-  """A session on a bubblewrap sandbox; see `sandbox.open_session`."""
+  """A session on a bubblewrap sandbox; see `sandbox.open_session`.
+
+  The sandbox starts (or leaves the warm pool) at the session's first command: until then the
+  file tools work on a private host copy of the workspace, which then moves into the sandbox.
+  An episode that only lists, reads and edits files costs no sandbox at all.
+  """
 
   def __init__(self, workspace_dir: str, config: SandboxConfig):
     bwrap_path()
@@ -560,18 +565,14 @@ class LocalSession(api.Session):
       raise SandboxError(f"workspace directory does not exist: {workspace_dir!r}")
     self.config = config
     self._closed = False
-    self._lock = threading.Lock()
-    pool = _get_pool(config) if config.pool_size > 0 else None
-    box = pool.take() if pool else None
-    if pool:
-      pool.refill_async()
-    if box is None:
-      box = _Sandbox(config)
-    self._box = box
+    self._lock = threading.Lock()  # one command at a time
+    self._move_lock = threading.Lock()  # file tools wait while the workspace moves in
+    self._box: _Sandbox | None = None
+    self._staging: str | None = tempfile.mkdtemp(prefix="rlcoder-session-")
     try:
-      api.copy_tree(workspace_dir, box.workspace)
+      api.copy_tree(workspace_dir, self._staging)
     except BaseException:
-      box.destroy()
+      shutil.rmtree(self._staging, ignore_errors=True)
       self._closed = True
       raise
 
@@ -581,17 +582,39 @@ class LocalSession(api.Session):
 
   @property
   def host_workspace(self) -> str:
-    """The host directory bound as /workspace (for trusted host-side code such as grading)."""
-    return self._box.workspace
+    """The host directory holding the workspace (bound as /workspace once the sandbox runs);
+    for trusted host-side code such as grading."""
+    return self._box.workspace if self._box is not None else self._staging
 
   @property
   def host_run_dir(self) -> str:
     """Host directory bound read-write at /run/rlcoder (junit XML and audit logs)."""
-    return self._box.run_dir
+    return self._sandbox().run_dir
 
   def _check_open(self) -> None:
     if self._closed:
       raise SandboxError("session is closed")
+
+  def _sandbox(self) -> _Sandbox:
+    """The session's sandbox, started (or taken from the pool) on first use."""
+    if self._box is not None:
+      return self._box
+    pool = _get_pool(self.config) if self.config.pool_size > 0 else None
+    box = pool.take() if pool else None
+    if pool:
+      pool.refill_async()
+    if box is None:
+      box = _Sandbox(self.config)
+    with self._move_lock:
+      try:
+        api.copy_tree(self._staging, box.workspace)
+      except BaseException:
+        box.destroy()
+        raise
+      self._box = box
+      shutil.rmtree(self._staging, ignore_errors=True)
+      self._staging = None
+    return box
 
   def exec(self, command: str, timeout: float | None = None,
            env: Mapping[str, str] | None = None) -> ExecResult:
@@ -609,7 +632,7 @@ class LocalSession(api.Session):
            "max_file_mb": self.config.max_file_mb, "max_procs": self.config.max_procs,
            "memory_mb": self.config.memory_mb}
     with self._lock:
-      box = self._box
+      box = self._sandbox()
       if box.dead:
         box.restart()  # sandboxed code killed the server earlier; the workspace survives
       oom_before = box.cgroups.oom_kills() if box.cgroups else 0
@@ -639,25 +662,36 @@ class LocalSession(api.Session):
 
   def read_file(self, path: str) -> str:
     self._check_open()
-    return api.host_read_file(self._box.workspace, path)
+    with self._move_lock:
+      return api.host_read_file(self.host_workspace, path)
 
   def write_file(self, path: str, content: str | bytes) -> None:
     self._check_open()
-    api.host_write_file(self._box.workspace, path, content)
+    with self._move_lock:
+      api.host_write_file(self.host_workspace, path, content)
 
   def list_files(self, path: str = ".") -> list[str]:
     self._check_open()
-    return api.host_list_files(self._box.workspace, path)
+    with self._move_lock:
+      return api.host_list_files(self.host_workspace, path)
 
   def export_workspace(self, dest_dir: str) -> None:
     self._check_open()
-    api.copy_tree(self._box.workspace, dest_dir)
+    with self._move_lock:
+      api.copy_tree(self.host_workspace, dest_dir)
 
   def close(self) -> None:
     if getattr(self, "_closed", True):
       return
     self._closed = True
-    self._box.destroy()
+    with self._move_lock:  # not the command lock: closing kills a running command
+      if self._box is not None:
+        self._box.destroy()
+      if self._staging is not None:
+        shutil.rmtree(self._staging, ignore_errors=True)
+        self._staging = None
+
+
 
 
 def open_local(workspace_dir: str, config: SandboxConfig) -> LocalSession:

@@ -177,6 +177,56 @@ def test_good_solution_passes_and_bad_one_fails(task, tmp_path):
   assert bad.to_dict()["all_passed"] is False
 
 
+def test_grade_cache_answers_identical_bytes_only(task, tmp_path, monkeypatch):
+  repo, hidden = task
+  cache = grading.GradeCache(max_entries=8)
+  sandboxed = []
+  real = grading._grade_in_sandbox
+  monkeypatch.setattr(grading, "_grade_in_sandbox", lambda *a: sandboxed.append(a[0]) or real(*a))
+  kw = dict(config=CONFIG, expected_tests=EXPECTED, pristine_dir=str(repo), cache=cache)
+  good = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "a"), str(hidden), **kw)
+  again = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "b"), str(hidden), **kw)
+  assert len(sandboxed) == 1 and (cache.hits, cache.misses) == (1, 1)
+  assert again.cached and not good.cached
+  assert again.to_dict() | {"cached": False} == good.to_dict()
+  again.outcomes.clear()  # a caller's changes do not reach the stored report
+  assert grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "c"), str(hidden), **kw).outcomes == good.outcomes
+  # Anything that can change the outcome is a different key: one more byte, an executable
+  # bit, a new file, a symlink's target, the hidden tests, the command's time limit.
+  variants = [{"calc.py": GOOD + "\n"}, {"conftest.py": ""}]
+  for i, files in enumerate(variants):
+    grade(_workspace(tmp_path, repo, files | ({} if "calc.py" in files else {"calc.py": GOOD}), f"v{i}"),
+          str(hidden), **kw)
+  ws = _workspace(tmp_path, repo, {"calc.py": GOOD}, "x")
+  os.chmod(os.path.join(ws, "calc.py"), 0o755)
+  grade(ws, str(hidden), **kw)
+  link = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, "l1")
+  os.symlink("data/a.txt", os.path.join(link, "input.txt"))
+  grade(link, str(hidden), **kw)
+  link2 = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, "l2")
+  os.symlink("data/b.txt", os.path.join(link2, "input.txt"))
+  grade(link2, str(hidden), **kw)
+  grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "t"), str(hidden), **{**kw, "timeout_s": 31})
+  assert len(sandboxed) == 7 and cache.hits == 2
+  (hidden / "test_calc.py").write_text(HIDDEN_TESTS.replace("== 6", "== 7"))
+  changed = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "h"), str(hidden), **kw)
+  assert len(sandboxed) == 8 and not changed.all_passed
+  assert len(cache) == 8  # least recently used entries went first
+
+
+def test_grade_cache_keeps_no_timed_out_report(task, tmp_path):
+  repo, hidden = task
+  cache = grading.GradeCache()
+  slow = GOOD + "import time\ntime.sleep(60)\n"
+  for name in ("a", "b"):
+    report = grade(_workspace(tmp_path, repo, {"calc.py": slow}, name), str(hidden), config=CONFIG,
+                   timeout_s=2, expected_tests=EXPECTED, cache=cache)
+    assert report.timed_out and not report.cached
+  assert len(cache) == 0 and cache.hits == 0
+  with pytest.raises(ValueError, match="max_entries"):
+    grading.GradeCache(max_entries=0)
+
+
 def test_agent_test_surface_tampering_is_neutralised(task, tmp_path):
   repo, hidden = task
   tampered = _workspace(tmp_path, repo, {

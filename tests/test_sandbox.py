@@ -144,21 +144,42 @@ def test_pool_sessions_share_nothing(workspace, tmp_path):
   pooled = list(local._get_pool(cfg).ready)
   token = uuid.uuid4().hex
   with open_session(workspace, cfg) as first:
-    assert first._box in pooled  # served from the pool, and the pooled sandbox was alive
     first.exec(f"echo {token} > /tmp/state; echo {token} > leftover.txt; "
                f"(sleep 3{token[:3].translate(str.maketrans('abcdef', '123456'))} &)")
+    assert first._box in pooled  # served from the pool, and the pooled sandbox was alive
     first_ws = first.host_workspace
   time.sleep(0.5)  # let the pool thread finish: a sandbox must outlive the thread that made it
   local.warm_pool(cfg)
   pooled = list(local._get_pool(cfg).ready)
   with open_session(str(other), cfg) as second:
+    r = second.exec("cat /tmp/state; ls; ps -eo args | grep -c '^sleep'; true")
     assert second._box in pooled
     assert second.host_workspace != first_ws
-    r = second.exec("cat /tmp/state; ls; ps -eo args | grep -c '^sleep'; true")
     assert token not in r.stdout
     assert r.stdout.split()[-1] == "0"
     assert second.list_files() == []
   assert not os.path.exists(first_ws)
+
+
+def test_sandbox_starts_at_the_first_command(workspace):
+  cfg = CONFIG.replace(pool_size=1)
+  local.warm_pool(cfg)
+  pool = local._get_pool(cfg)
+  pooled = list(pool.ready)
+  with open_session(workspace, cfg) as s:  # file tools only: no sandbox
+    s.write_file("notes.txt", "draft")
+    assert s.read_file("notes.txt") == "draft" and "notes.txt" in s.list_files()
+    staging = s.host_workspace
+    assert s._box is None and list(pool.ready) == pooled
+  assert not os.path.exists(staging)
+  with open_session(workspace, cfg) as s:
+    s.write_file("notes.txt", "written before the sandbox ran")
+    staging = s.host_workspace
+    r = s.exec("cat notes.txt; echo more >> notes.txt")
+    assert r.stdout == "written before the sandbox ran" and s._box in pooled
+    assert not os.path.exists(staging)  # the workspace moved into the sandbox
+    assert s.read_file("notes.txt").endswith("more\n")
+    assert s.host_workspace == s._box.workspace
 
 
 def test_server_killed_by_sandboxed_code_recovers(workspace):
