@@ -126,3 +126,84 @@ def error_turn_keep(episodes: Sequence[Any], turn_ids: np.ndarray, mode: str) ->
     first = errors.index(True)
     keep[i] = 0.0 if mode == "episode" else (turn_ids[i] <= first).astype(np.float32)
   return keep
+
+
+def pack_rows(lengths: Sequence[int], capacity: int) -> list[list[int]]:
+  """First-fit decreasing: row indices grouped into bins of at most `capacity` tokens."""
+  if capacity <= 0:
+    raise ValueError(f"pack_rows: capacity must be positive, got {capacity}")
+  bins: list[list[int]] = []
+  room: list[int] = []
+  for row in sorted(range(len(lengths)), key=lambda r: (-int(lengths[r]), r)):
+    n = int(lengths[row])
+    if n > capacity:
+      raise ValueError(f"pack_rows: row {row} has {n} tokens, more than the capacity {capacity}")
+    for b, free in enumerate(room):
+      if n <= free:
+        bins[b].append(row)
+        room[b] -= n
+        break
+    else:
+      bins.append([row])
+      room.append(capacity - n)
+  return bins
+
+
+# Padding fill of packed per-token arrays whose zero would mean something (rl.update's inputs).
+_PACK_FILL = {"support": -1}
+
+
+def pack_minibatch(mb: dict[str, np.ndarray], lengths: np.ndarray, *, capacity: int,
+                   row_multiple: int) -> dict[str, np.ndarray] | None:
+  """Lays the rows of a mini-batch end to end in fewer rows of `capacity` tokens.
+
+  `mb` holds [M, T, ...] per-token arrays (their first `lengths[r]` entries are row r's tokens)
+  and the [M] arrays `sample_weights` (folded into `token_weights`) and `has_sampler` (which
+  must be all 1). The result has the same keys with [R, capacity, ...] arrays, R a multiple of
+  `row_multiple`, plus `segment_ids` (1, 2, ... per sequence in a row, 0 = padding) for the
+  model (Transformer.hidden_states). Token-level sums are unchanged, so a loss aggregated as
+  token-mean or token-sum with the unpacked batch's denominators is the same. Returns None
+  when packing would not save rows or the batch has other per-row inputs.
+  """
+  tokens = mb["tokens"]
+  M, T = tokens.shape
+  per_row = {k for k, v in mb.items() if np.ndim(v) == 1}
+  if per_row - {"sample_weights", "has_sampler"}:
+    return None
+  if "has_sampler" in mb and not np.all(np.asarray(mb["has_sampler"]) == 1):
+    return None
+  lengths = np.asarray(lengths, np.int64)
+  bins = pack_rows(lengths, capacity)
+  R = round_up(len(bins), row_multiple)
+  if R >= M:
+    return None
+  weights = np.asarray(mb["sample_weights"], np.float32) if "sample_weights" in mb else None
+  if weights is not None and "token_weights" not in mb and not np.all(weights == 1):
+    return None
+  out: dict[str, np.ndarray] = {}
+  for key, value in mb.items():
+    if key in per_row:
+      continue
+    value = np.asarray(value)
+    if value.shape[:2] != (M, T):
+      raise ValueError(f"pack_minibatch: {key!r} has shape {value.shape}; expected [{M}, {T}, ...]")
+    out[key] = np.full((R, capacity) + value.shape[2:], _PACK_FILL.get(key, 0), value.dtype)
+  segment_ids = np.zeros((R, capacity), np.int32)
+  for b, rows in enumerate(bins):
+    offset = 0
+    for s, row in enumerate(rows):
+      n = int(lengths[row])
+      for key in out:
+        out[key][b, offset:offset + n] = mb[key][row, :n]
+      if weights is not None and "token_weights" in out:
+        out["token_weights"][b, offset:offset + n] *= weights[row]
+      segment_ids[b, offset:offset + n] = s + 1
+      offset += n
+  out["segment_ids"] = segment_ids
+  if "valid" in out:
+    out["valid"] = (segment_ids > 0).astype(out["valid"].dtype)
+  if "sample_weights" in mb:
+    out["sample_weights"] = np.ones((R,), np.float32)
+  if "has_sampler" in mb:
+    out["has_sampler"] = np.ones((R,), np.asarray(mb["has_sampler"]).dtype)
+  return out

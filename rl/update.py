@@ -155,14 +155,17 @@ def param_path(path) -> str:
 
 
 def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
-                    support=None, gather_ids=None, top_logprobs=0, grammar=(None, None)):
+                    support=None, gather_ids=None, top_logprobs=0, grammar=(None, None),
+                    segment_ids=None):
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
   the log-probs are renormalised on it. `grammar` = (states [B, T], table): constrained
-  decoding's masked distributions."""
+  decoding's masked distributions. `segment_ids`: packed rows (rl.batching.pack_rows), in
+  place of `valid`."""
   model = nnx.merge(graphdef, params)
   truncated = settings.truncated and support is None
-  return model_lib.token_logprobs(model, tokens, valid, temperature=temperature,
+  return model_lib.token_logprobs(model, tokens, None if segment_ids is not None else valid,
+                                  segment_ids=segment_ids, temperature=temperature,
                                   chunk=settings.logits_chunk, with_entropy=True,
                                   with_values=settings.value_head == "shared", support=support,
                                   support_top_k=settings.support_top_k if truncated else 0,
@@ -177,8 +180,9 @@ def _grammar(mb: dict) -> tuple:
   return (mb["grammar_states"], mb["grammar_table"]) if "grammar_states" in mb else (None, None)
 
 
-def _critic_values(graphdef, params, tokens, valid):
-  return model_lib.token_values(nnx.merge(graphdef, params), tokens, valid)
+def _critic_values(graphdef, params, tokens, valid, segment_ids=None):
+  return model_lib.token_values(nnx.merge(graphdef, params), tokens,
+                                None if segment_ids is not None else valid, segment_ids=segment_ids)
 
 
 def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
@@ -186,7 +190,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
                         gather_ids=mb["ref_top_ids"] if topk else None,
-                        grammar=_grammar(mb))
+                        grammar=_grammar(mb), segment_ids=mb.get("segment_ids"))
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=denominators.get("norm_constant", float(mask.shape[1])))
@@ -217,7 +221,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
 
 
 def _critic_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
-  values = _critic_values(graphdef, params, mb["tokens"], mb["valid"])
+  values = _critic_values(graphdef, params, mb["tokens"], mb["valid"], mb.get("segment_ids"))
   v_loss, metrics = VALUE_LOSSES.get(settings.value_loss)(
       values, mb["old_values"], mb["returns"], mb["mask"], settings.algo,
       num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
@@ -257,6 +261,8 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
   grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
   `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
+  With [M, T] "segment_ids" the rows are packed (rl.batching.pack_rows): several sequences per
+  row, each attending only to itself, for the token-level loss aggregations.
   """
   micro = settings.micro_batch_size
 
@@ -329,7 +335,9 @@ def make_sft_step(policy_graphdef, tx, settings: UpdateSettings) -> Callable:
 
   def loss_fn(params, graphdef, mb, denominators):
     model = nnx.merge(graphdef, params)
-    out = model_lib.token_logprobs(model, mb["tokens"], mb["valid"], chunk=settings.logits_chunk,
+    segment_ids = mb.get("segment_ids")  # packed rows (rl.batching.pack_minibatch)
+    out = model_lib.token_logprobs(model, mb["tokens"], None if segment_ids is not None else mb["valid"],
+                                   segment_ids=segment_ids, chunk=settings.logits_chunk,
                                    with_entropy=False)
     nll = losses_lib.aggregate(-out["logprobs"], mb["mask"], "token-mean",
                                num_tokens=denominators["num_tokens"])

@@ -355,3 +355,8 @@ def test_rollout_grading_counts_tests_the_agent_made_vanish(tmp_path, monkeypatc
   assert not report.all_passed and report.total == 3 and report.outcomes[report.not_passed[0]] == "missing"
   assert evaluator.grade(task, good).all_passed
   assert list((tmp_path / "cache" / "rlcoder" / "expected-tests").glob("expected-*.json"))
+  # The default config's grade cache: the same final bytes again are not graded again.
+  again = _workspace(tmp_path, task.repo_dir, {"mod.py": fixed}, name="good_again")
+  assert evaluator.grade(task, again).cached and evaluator.grade_cache.hits == 1
+  config.reward.grade_cache = False
+  assert rollout.Evaluator(config).grade_cache is None

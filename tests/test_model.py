@@ -250,3 +250,21 @@ def test_truncated_logprobs_send_no_gradient_outside_the_support():
   made = chunked_logprobs_entropy(hidden, w, targets, chunk=4, support_top_k=3)
   np.testing.assert_array_equal(made[2]["support"], support)
   np.testing.assert_allclose(made[0], logp, atol=1e-6)
+
+
+@pytest.mark.parametrize("attention", ["einsum", "xla"])
+def test_packed_rows_give_each_sequence_its_own_outputs(ids, attention):
+  """Two sequences laid end to end in one row (segment_ids) get the log-probs, entropies and
+  values they get alone, except the first token of the second (a prompt token: masked)."""
+  model = init_model(tiny_config("test", value_head="shared", attention=attention), seed=1)
+  a, b = np.asarray(ids[0, :7]), np.asarray(ids[1, :4])
+  row = np.concatenate([a, b, np.zeros(1, np.int32)])[None]
+  segments = np.array([[1] * 7 + [2] * 4 + [0]])
+  packed = token_logprobs(model, row, segment_ids=segments, chunk=4, with_values=True)
+  alone = [token_logprobs(model, s[None], chunk=4, with_values=True) for s in (a, b)]
+  for key in ("logprobs", "entropy", "values"):
+    got = np.asarray(packed[key][0])
+    np.testing.assert_allclose(got[:7], np.asarray(alone[0][key][0]), atol=2e-5)
+    np.testing.assert_allclose(got[8:11], np.asarray(alone[1][key][0, 1:]), atol=2e-5)
+  with pytest.raises(ValueError, match="either attention_mask or segment_ids"):
+    model.hidden_states(row, attention_mask=segments > 0, segment_ids=segments)

@@ -10,7 +10,9 @@ import pytest
 from configs import default
 from rl import trainer as trainer_lib
 
-TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s")
+# Timings, and the grade cache's hit rate: a resumed process starts with an empty cache (a hit
+# returns the report a fresh grading gives, which the reward metrics compare).
+TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s", "rollout/grade_cached_frac")
 
 
 def tiny_config(tasks_root, iterations=2, **overrides):

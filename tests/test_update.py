@@ -251,3 +251,79 @@ def test_topk_kl_in_the_loss_is_wired_through_scorer_and_update():
   for _ in range(3):
     state, metrics = step(state, jb, scalars, True, True)
   assert float(metrics["actor/kl_loss"]) > 1e-4
+
+
+def _ragged_batch(lengths, T, seed=0):
+  batch = _batch(B=len(lengths), T=T, seed=seed)
+  valid = (np.arange(T)[None] < np.asarray(lengths)[:, None]).astype(np.float32)
+  batch["valid"] = valid
+  for key in ("mask", "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs",
+              "sampler_logprobs"):
+    batch[key] = batch[key] * valid
+  batch["mask"][:, 0] = 0  # the first token of an episode is a prompt token
+  batch["sample_weights"] = np.linspace(0.5, 1.5, len(lengths)).astype(np.float32)
+  return batch
+
+
+@pytest.mark.parametrize("value_head", ["separate", "shared"])
+def test_packed_minibatch_gives_the_unpacked_update(value_head):
+  """Rows laid end to end (rl.batching.pack_minibatch) with per-sequence attention and positions
+  give the same token-mean losses, metrics and parameter update as the padded rows."""
+  from rl import batching
+  policy, critic = _models(value_head)
+  lengths = [16, 5, 9, 3, 12, 7, 4, 8]
+  batch = _ragged_batch(lengths, 16)
+  packed = batching.pack_minibatch(batch, np.array(lengths), capacity=16, row_multiple=2)
+  assert packed is not None and packed["tokens"].shape == (4, 16)  # 64 tokens in 4 full rows, not 8
+  np.testing.assert_allclose((packed["token_weights"] * packed["mask"]).sum(),
+                             (batch["token_weights"] * batch["mask"] * batch["sample_weights"][:, None]).sum())
+  scalars = {"num_tokens": jnp.float32(batch["mask"].sum()),
+             "num_sequences": jnp.float32((batch["mask"].sum(1) > 0).sum()),
+             "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
+  settings = update_lib.UpdateSettings(value_head=value_head, micro_batch_size=2, entropy_coef=0.01,
+                                       kl_in_loss=True)
+  results = []
+  for mb in (batch, packed):
+    pg, cg, tx, state = _state(policy, critic, settings, tx=__import__("optax").sgd(1.0))
+    step = update_lib.make_update_step(pg, cg, tx, tx, settings)
+    new_state, metrics = step(state, {k: jnp.asarray(v) for k, v in mb.items()}, scalars, True, True)
+    results.append((jax.tree.map(np.asarray, new_state), jax.tree.map(float, metrics)))
+  (s1, m1), (s2, m2) = results
+  for key in m1:
+    assert m1[key] == pytest.approx(m2[key], rel=1e-4, abs=1e-5), key
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), s1.policy, s2.policy)
+  if critic is not None:
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), s1.critic, s2.critic)
+
+
+def test_packed_sft_step_equals_the_unpacked_one():
+  from rl import batching
+  policy, _ = _models("none")
+  lengths = [16, 5, 9, 3]
+  batch = _ragged_batch(lengths, 16)
+  mb = {k: batch[k] for k in ("tokens", "valid", "mask")}
+  packed = batching.pack_minibatch(mb, np.array(lengths), capacity=16, row_multiple=1)
+  assert packed["tokens"].shape[0] == 3
+  settings = update_lib.UpdateSettings(micro_batch_size=1)
+  out = []
+  for b in (mb, packed):
+    pg, state = nnx.split(policy, nnx.Param)
+    tx = __import__("optax").sgd(1.0)
+    step = update_lib.make_sft_step(pg, tx, settings)
+    params, _, metrics = step(jax.tree.map(jnp.copy, state), tx.init(state), {k: jnp.asarray(v) for k, v in b.items()})
+    out.append((jax.tree.map(np.asarray, params), float(metrics["sft/nll"])))
+  assert out[0][1] == pytest.approx(out[1][1], rel=1e-5)
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), out[0][0], out[1][0])
+
+
+def test_pack_rows_and_when_packing_is_refused():
+  from rl import batching
+  assert batching.pack_rows([5, 3, 8, 2], 8) == [[2], [0, 1], [3]]
+  with pytest.raises(ValueError, match="row 1 has 9 tokens"):
+    batching.pack_rows([3, 9], 8)
+  batch = _ragged_batch([16, 15, 14, 13], 16)
+  assert batching.pack_minibatch(batch, np.array([16, 15, 14, 13]), capacity=16, row_multiple=1) is None
+  short = [4, 4, 4, 4]
+  assert batching.pack_minibatch(batch, np.array(short), capacity=16, row_multiple=2)["tokens"].shape == (2, 16)
+  batch["has_sampler"][1] = 0  # rows without sampler log-probs keep their own rows
+  assert batching.pack_minibatch(batch, np.array(short), capacity=16, row_multiple=1) is None

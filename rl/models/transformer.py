@@ -283,14 +283,23 @@ class Attention(nnx.Module):
     q = apply_rope(q, positions, inv_freq)
     k = apply_rope(k, positions, inv_freq)
     new_cache = None
-    if cache_kv is None and cfg.attention != "einsum":
+    # Integer key_valid = segment ids of packed rows (hidden_states(segment_ids=...)).
+    packed = key_valid is not None and jnp.issubdtype(key_valid.dtype, jnp.integer)
+    if cache_kv is None and cfg.attention != "einsum" and not packed:
       out = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=cfg.attention)
       return self._project_out(out, dt), None
     if cache_kv is None:
       t = x.shape[1]
       mask = jnp.tril(jnp.ones((t, t), bool))[None]  # [1, Tq, Tk]
-      if key_valid is not None:
+      if packed:  # a token sees the earlier tokens of its own sequence only
+        mask = mask & (key_valid[:, :, None] == key_valid[:, None, :]) & (key_valid > 0)[:, None, :]
+      elif key_valid is not None:
         mask = mask & key_valid[:, None, :].astype(bool)
+      if cfg.attention != "einsum":
+        if cfg.attention == "cudnn":
+          raise ValueError("packed rows (segment_ids) need model.attention 'einsum' or 'xla'")
+        out = jax.nn.dot_product_attention(q, k, v, mask=mask[:, None], implementation=cfg.attention)
+        return self._project_out(out, dt), None
       keys, values = k, v
     else:
       cache_k, cache_v = cache_kv
@@ -374,12 +383,15 @@ class Transformer(nnx.Module):
 
   def hidden_states(self, input_ids: Array, *, positions: Array | None = None,
                     attention_mask: Array | None = None, cache: KVCache | None = None,
-                    num_new: Array | None = None,
-                    attend_len: int | None = None) -> tuple[Array, KVCache | None]:
+                    num_new: Array | None = None, attend_len: int | None = None,
+                    segment_ids: Array | None = None) -> tuple[Array, KVCache | None]:
     """Final-norm hidden states [B, T, D] (and the updated cache).
 
     Without a cache: `attention_mask` [B, T] (1 = token) masks padding keys; positions default to
-    cumsum(mask) - 1, so left or right padding both work.
+    cumsum(mask) - 1, so left or right padding both work. Packed rows instead give `segment_ids`
+    [B, T] (1, 2, ... for the sequences laid end to end in a row, 0 = padding): a token attends
+    only to earlier tokens of its own sequence, and positions restart at each sequence, so every
+    sequence gets the hidden states it would get alone (rl.batching.pack_rows).
     With a cache: row b appends its first `num_new[b]` tokens (default all T) at slots
     cache.lengths[b]...; positions are those slots. The rest of the chunk is padding and is dropped.
     `attend_len` (static) bounds the slots read: every row must end at or below it.
@@ -391,7 +403,15 @@ class Transformer(nnx.Module):
     cfg = self.config
     write_slots = None
     key_valid = None
-    if cache is None:
+    if cache is None and segment_ids is not None:
+      if attention_mask is not None:
+        raise ValueError("pass either attention_mask or segment_ids, not both")
+      key_valid = jnp.asarray(segment_ids).astype(jnp.int32)
+      if positions is None:
+        index = jnp.broadcast_to(jnp.arange(t, dtype=jnp.int32), (b, t))
+        starts = jnp.concatenate([jnp.ones((b, 1), bool), key_valid[:, 1:] != key_valid[:, :-1]], 1)
+        positions = index - jax.lax.cummax(jnp.where(starts, index, 0), axis=1)
+    elif cache is None:
       if attention_mask is not None:
         key_valid = jnp.asarray(attention_mask).astype(bool)
         if positions is None:
@@ -587,8 +607,13 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
                    with_values: bool = False, support: Array | None = None, support_top_k: int = 0,
                    support_top_p: float | Array = 1.0, gather_ids: Array | None = None,
                    top_logprobs: int = 0, grammar_states: Array | None = None,
-                   grammar_table: Array | None = None) -> dict[str, Array]:
+                   grammar_table: Array | None = None, segment_ids: Array | None = None
+                   ) -> dict[str, Array]:
   """Per-token quantities aligned with `input_ids` [B, T] (index 0 has no prediction: zeros).
+
+  `segment_ids` instead of `attention_mask`: packed rows (Transformer.hidden_states). The first
+  token of each packed sequence then gets a meaningless prediction from the previous sequence's
+  last token; it is a prompt token, which every loss masks.
 
   Returns {"logprobs": log p(x_t | x_<t), "entropy": H(p(. | x_<t)), and with `with_values`
   "values": V(s_t) read from the hidden state at t-1, the state that predicts token t}.
@@ -600,7 +625,7 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   constrained sampler (rl.constrained).
   """
   input_ids = jnp.asarray(input_ids)
-  hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask)
+  hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask, segment_ids=segment_ids)
   predictors = hidden[:, :-1]
   res = chunked_logprobs_entropy(predictors, model.unembedding(), input_ids[:, 1:],
                                  temperature=temperature, chunk=chunk, with_entropy=with_entropy,
@@ -627,9 +652,11 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   return out
 
 
-def token_values(model: Transformer, input_ids: Array, attention_mask: Array | None = None) -> Array:
+def token_values(model: Transformer, input_ids: Array, attention_mask: Array | None = None, *,
+                 segment_ids: Array | None = None) -> Array:
   """V(s_t) [B, T] aligned with tokens (index 0 = 0), from a value-head model (critic or shared)."""
-  hidden, _ = model.hidden_states(jnp.asarray(input_ids), attention_mask=attention_mask)
+  hidden, _ = model.hidden_states(jnp.asarray(input_ids), attention_mask=attention_mask,
+                                  segment_ids=segment_ids)
   v = model.values_from_hidden(hidden[:, :-1])
   return jnp.concatenate([jnp.zeros_like(v[:, :1]), v], 1)
 
