@@ -249,10 +249,11 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Cut each scoring call and PPO mini-batch to its own longest row (rounded up to pad_multiple)
   # instead of the iteration's longest: same results, less padding (scripts/bench_padding.py).
   c.trainer.trim_padding = True
-  # Lay the rows of each SFT and PPO mini-batch end to end in rows of this many tokens (or the
-  # longest row, if longer), each sequence attending only to itself: the same token-level losses
-  # with less padding (rl.batching.pack_minibatch). 0 = off; only token-mean/token-sum losses.
-  c.trainer.pack_length = 1024
+  # Lay the sequences of each SFT and PPO mini-batch end to end in this share of its rows
+  # (rounded up to the micro-batch size), each row as long as that needs, each sequence attending
+  # only to itself: the same token-level losses with less padding (rl.batching.pack_minibatch;
+  # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses.
+  c.trainer.pack_fraction = 0.5
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
   c.trainer.tensorboard = True

@@ -153,17 +153,20 @@ def pack_rows(lengths: Sequence[int], capacity: int) -> list[list[int]]:
 _PACK_FILL = {"support": -1}
 
 
-def pack_minibatch(mb: dict[str, np.ndarray], lengths: np.ndarray, *, capacity: int,
-                   row_multiple: int) -> dict[str, np.ndarray] | None:
-  """Lays the rows of a mini-batch end to end in fewer rows of `capacity` tokens.
+def pack_minibatch(mb: dict[str, np.ndarray], lengths: np.ndarray, *, rows: int,
+                   pad_multiple: int) -> dict[str, np.ndarray] | None:
+  """Lays the sequences of a mini-batch end to end in `rows` rows, as short as that allows.
 
   `mb` holds [M, T, ...] per-token arrays (their first `lengths[r]` entries are row r's tokens)
   and the [M] arrays `sample_weights` (folded into `token_weights`) and `has_sampler` (which
-  must be all 1). The result has the same keys with [R, capacity, ...] arrays, R a multiple of
-  `row_multiple`, plus `segment_ids` (1, 2, ... per sequence in a row, 0 = padding) for the
-  model (Transformer.hidden_states). Token-level sums are unchanged, so a loss aggregated as
+  must be all 1). The packed rows are the shortest multiple of `pad_multiple` into which
+  first-fit decreasing packs every sequence in at most `rows` rows, so a mini-batch compiles
+  to one of a few shapes. The result has the same keys with [rows, capacity, ...] arrays plus
+  `segment_ids` (1, 2, ... per sequence in a row, 0 = padding) for the model
+  (Transformer.hidden_states). Token-level sums are unchanged, so a loss aggregated as
   token-mean or token-sum with the unpacked batch's denominators is the same. Returns None
-  when packing would not save rows or the batch has other per-row inputs.
+  when the packed batch would not hold fewer token slots than [M, T], or the batch has other
+  per-row inputs.
   """
   tokens = mb["tokens"]
   M, T = tokens.shape
@@ -173,10 +176,14 @@ def pack_minibatch(mb: dict[str, np.ndarray], lengths: np.ndarray, *, capacity: 
   if "has_sampler" in mb and not np.all(np.asarray(mb["has_sampler"]) == 1):
     return None
   lengths = np.asarray(lengths, np.int64)
-  bins = pack_rows(lengths, capacity)
-  R = round_up(len(bins), row_multiple)
-  if R >= M:
+  if rows >= M:
     return None
+  capacity = round_up(int(lengths.max()), pad_multiple)
+  while len(bins := pack_rows(lengths, capacity)) > rows:
+    capacity += pad_multiple
+  if rows * capacity >= M * T:
+    return None
+  R = rows
   weights = np.asarray(mb["sample_weights"], np.float32) if "sample_weights" in mb else None
   if weights is not None and "token_weights" not in mb and not np.all(weights == 1):
     return None

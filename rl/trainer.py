@@ -413,7 +413,7 @@ class Trainer:
     sub = batch.select(rows)
     t = self._padded_length(sub.lengths, sub.tokens.shape[1], self.config.trainer.trim_padding)
     mb = {"tokens": sub.tokens[:, :t], "valid": sub.valid[:, :t], "mask": sub.action_mask[:, :t]}
-    mb = self._packed(mb, sub.lengths, t, min(self.config.optim.micro_batch_size, len(rows)), "token-mean")
+    mb = self._packed(mb, sub.lengths, min(self.config.optim.micro_batch_size, len(rows)), "token-mean")
     return {k: jnp.asarray(v) for k, v in mb.items()}
 
   def _ptx_steps(self, iteration: int) -> dict:
@@ -541,18 +541,18 @@ class Trainer:
     """The rows' longest length rounded up to pad_multiple (at most T); T without `trim`."""
     return min(T, batching.round_up(int(lengths.max()), self.config.trainer.pad_multiple)) if trim else T
 
-  def _packed(self, mb: dict, lengths: np.ndarray, t: int, micro: int, loss_agg: str) -> dict:
-    """`mb` with its rows laid end to end in rows of `trainer.pack_length` tokens (or `t`, if
-    longer) when that saves rows (rl.batching.pack_minibatch): same token-level losses and
-    gradients, less padding. Only for the token-level loss aggregations (a per-sequence mean
-    needs each sequence's own row) and attention "einsum" or "xla"; otherwise `mb` itself."""
+  def _packed(self, mb: dict, lengths: np.ndarray, micro: int, loss_agg: str) -> dict:
+    """`mb` with its sequences laid end to end in `trainer.pack_fraction` of its rows (rounded up
+    to the micro-batch size; rl.batching.pack_minibatch) when that holds fewer token slots: the
+    same token-level losses and gradients with less padding. Only for the token-level loss
+    aggregations (a per-sequence mean needs each sequence's own row) and attention "einsum" or
+    "xla"; otherwise `mb` itself."""
     c = self.config
-    pack_length = int(c.trainer.get("pack_length", 0))
-    if (pack_length <= 0 or loss_agg not in ("token-mean", "token-sum")
-        or c.model.attention == "cudnn"):
+    fraction = float(c.trainer.get("pack_fraction", 0.0))
+    if fraction <= 0 or loss_agg not in ("token-mean", "token-sum") or c.model.attention == "cudnn":
       return mb
-    packed = batching.pack_minibatch(mb, lengths, capacity=max(pack_length, t),
-                                     row_multiple=micro)
+    rows = batching.round_up(math.ceil(fraction * mb["tokens"].shape[0]), micro)
+    packed = batching.pack_minibatch(mb, lengths, rows=rows, pad_multiple=c.trainer.pad_multiple)
     return mb if packed is None else packed
 
   def ppo_epochs(self, full: dict, lengths: np.ndarray, temperature: float, train_policy: bool,
@@ -562,8 +562,8 @@ class Trainer:
 
     With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row
     (`lengths`), rounded up to pad_multiple: the padding after a row changes none of its outputs
-    and costs quadratically in attention. With `pack` (and `trainer.pack_length` > 0) its rows
-    are packed into fewer rows (`_packed`). Returns each update step's metrics.
+    and costs quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its
+    sequences are packed into fewer rows (`_packed`). Returns each update step's metrics.
     """
     c = self.config
     trim = c.trainer.trim_padding if trim is None else trim
@@ -583,7 +583,7 @@ class Trainer:
         if "grammar_states" in full:
           scalars["grammar_table"] = self._grammar_table
         if pack:
-          mb = self._packed(mb, lengths[rows], t, c.optim.micro_batch_size, c.algo.loss_agg)
+          mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
         for _ in range(c.optim.critic_updates_per_policy_update - 1 if train_critic else 0):
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)

@@ -273,7 +273,7 @@ def test_packed_minibatch_gives_the_unpacked_update(value_head):
   policy, critic = _models(value_head)
   lengths = [16, 5, 9, 3, 12, 7, 4, 8]
   batch = _ragged_batch(lengths, 16)
-  packed = batching.pack_minibatch(batch, np.array(lengths), capacity=16, row_multiple=2)
+  packed = batching.pack_minibatch(batch, np.array(lengths), rows=4, pad_multiple=4)
   assert packed is not None and packed["tokens"].shape == (4, 16)  # 64 tokens in 4 full rows, not 8
   np.testing.assert_allclose((packed["token_weights"] * packed["mask"]).sum(),
                              (batch["token_weights"] * batch["mask"] * batch["sample_weights"][:, None]).sum())
@@ -302,8 +302,8 @@ def test_packed_sft_step_equals_the_unpacked_one():
   lengths = [16, 5, 9, 3]
   batch = _ragged_batch(lengths, 16)
   mb = {k: batch[k] for k in ("tokens", "valid", "mask")}
-  packed = batching.pack_minibatch(mb, np.array(lengths), capacity=16, row_multiple=1)
-  assert packed["tokens"].shape[0] == 3
+  packed = batching.pack_minibatch(mb, np.array(lengths), rows=2, pad_multiple=4)
+  assert packed["tokens"].shape == (2, 20)  # 16 + 3 | 9 + 5, each padded to 20
   settings = update_lib.UpdateSettings(micro_batch_size=1)
   out = []
   for b in (mb, packed):
@@ -322,8 +322,11 @@ def test_pack_rows_and_when_packing_is_refused():
   with pytest.raises(ValueError, match="row 1 has 9 tokens"):
     batching.pack_rows([3, 9], 8)
   batch = _ragged_batch([16, 15, 14, 13], 16)
-  assert batching.pack_minibatch(batch, np.array([16, 15, 14, 13]), capacity=16, row_multiple=1) is None
-  short = [4, 4, 4, 4]
-  assert batching.pack_minibatch(batch, np.array(short), capacity=16, row_multiple=2)["tokens"].shape == (2, 16)
+  full = np.array([16, 15, 14, 13])  # two rows would need 32 slots each: no saving
+  assert batching.pack_minibatch(batch, full, rows=2, pad_multiple=8) is None
+  assert batching.pack_minibatch(batch, full, rows=4, pad_multiple=8) is None
+  short = np.array([4, 4, 4, 4])
+  assert batching.pack_minibatch(batch, short, rows=2, pad_multiple=8)["tokens"].shape == (2, 8)
+  assert batching.pack_minibatch(batch, short, rows=1, pad_multiple=8)["tokens"].shape == (1, 16)
   batch["has_sampler"][1] = 0  # rows without sampler log-probs keep their own rows
-  assert batching.pack_minibatch(batch, np.array(short), capacity=16, row_multiple=1) is None
+  assert batching.pack_minibatch(batch, short, rows=2, pad_multiple=8) is None
