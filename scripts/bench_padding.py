@@ -1,4 +1,5 @@
-"""Seconds of an RL iteration's scoring and PPO epochs with and without `trainer.trim_padding`.
+"""Seconds of an RL iteration's scoring and PPO epochs: padded to the iteration's longest row,
+cut per call / mini-batch (`trainer.trim_padding`), and cut plus packed (`trainer.pack_fraction`).
 
   .venv/bin/python scripts/bench_padding.py --batch 48 --mini-batch 12
 
@@ -6,8 +7,9 @@ The batch is synthetic: rows whose lengths follow the default experiment's traje
 log-normal fitted to p10 / p50 / p90 = 300 / 370 / 700 tokens, cut at 1536), 30% of each row
 action tokens, random tokens and advantages. Both paths run on the same Trainer (the default
 experiment's model, or --config), alternating, after one warm-up round that compiles every
-shape; the script prints medians over --repeats rounds, the ratio, and the largest difference
-between the two paths' scores (the same numbers up to float reduction order).
+shape; the script prints medians over --repeats rounds, the ratios, the largest difference
+between the padded and cut paths' scores (the same numbers up to float reduction order), and the
+policy parameters' largest difference after the cut and the packed epochs (the same updates).
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def main() -> None:
       truncated=np.zeros(B, bool), success=np.zeros(B, bool), lengths=lengths.astype(np.int32))
   state0 = trainer.state
 
-  def run(trim: bool) -> tuple[float, float, dict]:
+  def run(trim: bool, pack: bool = False) -> tuple[float, float, dict]:
     trainer.state = jax.tree.map(lambda x: x.copy(), state0)
     t0 = time.perf_counter()
     scored = trainer._score(batch, 0.7, trim=trim)  # pylint: disable=protected-access
@@ -77,7 +79,8 @@ def main() -> None:
             "sampler_logprobs": scored["logprobs"] * batch.action_mask,
             "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones(B, np.float32),
             "has_sampler": np.ones(B, np.float32)}
-    trainer.ppo_epochs(full, lengths, 0.7, True, True, rng=np.random.default_rng(1), trim=trim)
+    trainer.ppo_epochs(full, lengths, 0.7, True, True, rng=np.random.default_rng(1), trim=trim,
+                       pack=pack)
     jax.block_until_ready(trainer.state)
     return t1 - t0, time.perf_counter() - t1, scored
 
@@ -85,21 +88,31 @@ def main() -> None:
         f"{np.percentile(lengths, 10):.0f}/{np.percentile(lengths, 50):.0f}/"
         f"{np.percentile(lengths, 90):.0f}/{lengths.max()}, mini-batch {args.mini_batch}, "
         f"{c.optim.ppo_epochs} epochs, devices {jax.device_count()}")
-  _, _, full_scores = run(False)  # warm-up: compiles every shape of both paths
-  _, _, trim_scores = run(True)
+  variants = {"padded": (False, False), "cut": (True, False), "cut+packed": (True, True)}
+  params = {}
+  for name, (trim, pack) in variants.items():  # warm-up: compiles every shape of every path
+    scores = run(trim, pack)[2]
+    params[name] = jax.tree.map(np.asarray, trainer.state.policy)
+    if name == "padded":
+      full_scores = scores
+    elif name == "cut":
+      trim_scores = scores
   m = batch.action_mask > 0
   diff = max(float(np.abs(full_scores[k] - trim_scores[k])[m].max()) for k in ("logprobs", "values"))
-  times = {False: [], True: []}
+  pdiff = max(float(np.abs(a - b).max()) for a, b in zip(jax.tree.leaves(params["cut"]),
+                                                          jax.tree.leaves(params["cut+packed"])))
+  times = {name: [] for name in variants}
   for _ in range(args.repeats):
-    for trim in (False, True):
-      times[trim].append(run(trim)[:2])
-  for name, i in (("score", 0), ("ppo epochs", 1)):
-    base, new = (np.median([t[i] for t in times[k]]) for k in (False, True))
-    print(f"{name:10s}  untrimmed {base:7.2f} s   trimmed {new:7.2f} s   speed-up {base / new:.2f}x")
-  base = np.median([sum(t) for t in times[False]])
-  new = np.median([sum(t) for t in times[True]])
-  print(f"{'total':10s}  untrimmed {base:7.2f} s   trimmed {new:7.2f} s   speed-up {base / new:.2f}x")
-  print(f"largest score difference between the paths (log-probs, values): {diff:.2e}")
+    for name, (trim, pack) in variants.items():
+      times[name].append(run(trim, pack)[:2])
+  med = {name: (np.median([t[0] for t in ts]), np.median([t[1] for t in ts]), np.median([sum(t) for t in ts]))
+         for name, ts in times.items()}
+  for i, part in enumerate(("score", "ppo epochs", "total")):
+    print(f"{part:10s}  " + "   ".join(f"{name} {med[name][i]:7.2f} s" for name in variants) +
+          f"   cut/padded {med['padded'][i] / med['cut'][i]:.2f}x"
+          f"   packed/cut {med['cut'][i] / med['cut+packed'][i]:.2f}x")
+  print(f"largest score difference between the padded and cut paths (log-probs, values): {diff:.2e}")
+  print(f"largest policy-parameter difference after the cut and packed epochs: {pdiff:.2e}")
 
 
 if __name__ == "__main__":

@@ -15,4 +15,5 @@ def get_config(arg=None):
   c.trainer.tasks_per_iteration = max(c.trainer.tasks_per_iteration // 4, 1)
   c.algo.loss_agg = "seq-mean-token-mean"
   c.model.value_head = "separate"  # kept for the model, but never trained or used
+  c.optim.critic_warmup_iterations = 0  # no critic to warm up
   return c.lock()
