@@ -171,6 +171,9 @@ def test_ptx_steps_error_masking_and_train_task_pass_at_1_are_wired(tmp_path, ta
 def test_constrained_tool_calls_are_sampled_and_scored_under_the_grammar(tmp_path, tasks_root):
   cfg = tiny_config(tasks_root, iterations=1, **{
       "agent.constrained_tool_calls": True, "trainer.eval_every": 0, "sft.enabled": False,
+      # Thoughts unbounded: a random policy's message is then a thought cut by the token budget
+      # or a whole call (a bounded thought forces calls that the budget may cut).
+      "agent.max_thought_bytes": 0,
       "optim.policy_lr": 1e-12})  # the policy stays the sampler's through the iteration
   workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "constrained")
   trainer = trainer_lib.Trainer(cfg, workdir)

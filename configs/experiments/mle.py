@@ -26,6 +26,15 @@ def get_config(arg=None):
   c.tasks.split = "train"
   c.tasks.eval_split = "train"  # one task per competition; its score is on held-out test rows
   c.agent.mode = "single_turn"
+  c.agent.constrained_tool_calls = False  # no tool calls in single-turn mode
+  c.agent.max_thought_bytes = 0
+  # One answer per episode: the default's per-turn GAE, critic warm-up and high-entropy-token
+  # restriction are for multi-turn tool use.
+  c.algo.discount_per = "token"
+  c.algo.lam = 1.0
+  c.algo.entropy_token_fraction = 1.0
+  c.optim.critic_warmup_iterations = 0
+  c.optim.policy_lr = 5e-5
   c.agent.max_turns = 1
   c.agent.max_tokens_per_turn = 768
   c.agent.max_tokens_per_trajectory = 2048
