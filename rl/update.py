@@ -160,7 +160,7 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
   the log-probs are renormalised on it. `grammar` = (states [B, T], table): constrained
-  decoding's masked distributions. `segment_ids`: packed rows (rl.batching.pack_rows), in
+  decoding's masked distributions. `segment_ids`: packed rows (rl.batching.pack_minibatch), in
   place of `valid`."""
   model = nnx.merge(graphdef, params)
   truncated = settings.truncated and support is None
@@ -261,7 +261,7 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
   grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
   `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
-  With [M, T] "segment_ids" the rows are packed (rl.batching.pack_rows): several sequences per
+  With [M, T] "segment_ids" the rows are packed (rl.batching.pack_minibatch): several sequences per
   row, each attending only to itself, for the token-level loss aggregations.
   """
   micro = settings.micro_batch_size

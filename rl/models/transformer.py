@@ -391,7 +391,7 @@ class Transformer(nnx.Module):
     cumsum(mask) - 1, so left or right padding both work. Packed rows instead give `segment_ids`
     [B, T] (1, 2, ... for the sequences laid end to end in a row, 0 = padding): a token attends
     only to earlier tokens of its own sequence, and positions restart at each sequence, so every
-    sequence gets the hidden states it would get alone (rl.batching.pack_rows).
+    sequence gets the hidden states it would get alone (rl.batching.pack_minibatch).
     With a cache: row b appends its first `num_new[b]` tokens (default all T) at slots
     cache.lengths[b]...; positions are those slots. The rest of the chunk is padding and is dropped.
     `attend_len` (static) bounds the slots read: every row must end at or below it.
