@@ -168,49 +168,42 @@ def pack_minibatch(mb: dict[str, np.ndarray], lengths: np.ndarray, *, rows: int,
   when the packed batch would not hold fewer token slots than [M, T], or the batch has other
   per-row inputs.
   """
-  tokens = mb["tokens"]
-  M, T = tokens.shape
+  M, T = mb["tokens"].shape
   per_row = {k for k, v in mb.items() if np.ndim(v) == 1}
-  if per_row - {"sample_weights", "has_sampler"}:
+  if rows >= M or per_row - {"sample_weights", "has_sampler"}:
     return None
   if "has_sampler" in mb and not np.all(np.asarray(mb["has_sampler"]) == 1):
     return None
+  source = {k: np.asarray(v) for k, v in mb.items() if k not in per_row}
+  if "sample_weights" in mb:  # per-row weights become per-token ones
+    weights = np.asarray(mb["sample_weights"], np.float32)
+    if "token_weights" in source:
+      source["token_weights"] = source["token_weights"] * weights[:, None]
+    elif not np.all(weights == 1):
+      return None
   lengths = np.asarray(lengths, np.int64)
-  if rows >= M:
-    return None
   capacity = round_up(int(lengths.max()), pad_multiple)
   while len(bins := pack_rows(lengths, capacity)) > rows:
     capacity += pad_multiple
   if rows * capacity >= M * T:
     return None
-  R = rows
-  weights = np.asarray(mb["sample_weights"], np.float32) if "sample_weights" in mb else None
-  if weights is not None and "token_weights" not in mb and not np.all(weights == 1):
-    return None
   out: dict[str, np.ndarray] = {}
-  for key, value in mb.items():
-    if key in per_row:
-      continue
-    value = np.asarray(value)
+  for key, value in source.items():
     if value.shape[:2] != (M, T):
       raise ValueError(f"pack_minibatch: {key!r} has shape {value.shape}; expected [{M}, {T}, ...]")
-    out[key] = np.full((R, capacity) + value.shape[2:], _PACK_FILL.get(key, 0), value.dtype)
-  segment_ids = np.zeros((R, capacity), np.int32)
-  for b, rows in enumerate(bins):
+    out[key] = np.full((rows, capacity) + value.shape[2:], _PACK_FILL.get(key, 0), value.dtype)
+  segment_ids = np.zeros((rows, capacity), np.int32)
+  for b, members in enumerate(bins):
     offset = 0
-    for s, row in enumerate(rows):
+    for s, row in enumerate(members):
       n = int(lengths[row])
-      for key in out:
-        out[key][b, offset:offset + n] = mb[key][row, :n]
-      if weights is not None and "token_weights" in out:
-        out["token_weights"][b, offset:offset + n] *= weights[row]
+      for key, value in source.items():
+        out[key][b, offset:offset + n] = value[row, :n]
       segment_ids[b, offset:offset + n] = s + 1
       offset += n
   out["segment_ids"] = segment_ids
   if "valid" in out:
     out["valid"] = (segment_ids > 0).astype(out["valid"].dtype)
-  if "sample_weights" in mb:
-    out["sample_weights"] = np.ones((R,), np.float32)
-  if "has_sampler" in mb:
-    out["has_sampler"] = np.ones((R,), np.asarray(mb["has_sampler"]).dtype)
+  for key in per_row:  # every row's weight is now in its tokens; every row has a sampler
+    out[key] = np.ones((rows,), np.asarray(mb[key]).dtype)
   return out

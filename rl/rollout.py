@@ -746,8 +746,7 @@ class RolloutEngine:
     for step, r in zip(run.steps, turn_rewards):
       step["reward"] = float(r)
     duration = time.perf_counter() - run.start
-    report = outcome.get("report")
-    cached = bool(report.get("cached") if isinstance(report, Mapping) else getattr(report, "cached", False))
+    cached = bool(getattr(outcome.get("report"), "cached", False))  # a GradeCache hit
     truncated = run.terminated in ("max_steps", "max_tokens", "timeout")
     record = {
         "task_id": run.task.id, "task_version": str(run.task.version),

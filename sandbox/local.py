@@ -692,7 +692,5 @@ class LocalSession(api.Session):
         self._staging = None
 
 
-
-
 def open_local(workspace_dir: str, config: SandboxConfig) -> LocalSession:
   return LocalSession(workspace_dir, config)

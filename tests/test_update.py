@@ -53,26 +53,41 @@ def _state(policy, critic, settings, lr=1e-2, tx=None):
   return pg, cg, tx, jax.tree.map(jnp.copy, state)
 
 
+def _scalars(batch):
+  return {"num_tokens": jnp.float32(batch["mask"].sum()),
+          "num_sequences": jnp.float32((batch["mask"].sum(1) > 0).sum()),
+          "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
+
+
+def _sgd_update(policy, critic, settings, batch, scalars):
+  """One update step with plain SGD (lr 1): the parameter change is the gradient itself."""
+  pg, cg, tx, state = _state(policy, critic, settings, tx=__import__("optax").sgd(1.0))
+  step = update_lib.make_update_step(pg, cg, tx, tx, settings)
+  new_state, metrics = step(state, {k: jnp.asarray(v) for k, v in batch.items()}, scalars, True, True)
+  return jax.tree.map(np.asarray, new_state), jax.tree.map(float, metrics)
+
+
+def _assert_same_update(a, b):
+  (sa, ma), (sb, mb) = a, b
+  for key in ma:
+    assert ma[key] == pytest.approx(mb[key], rel=1e-4, abs=1e-5), key
+  close = lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-4, atol=2e-6)
+  jax.tree.map(close, sa.policy, sb.policy)
+  if sa.critic is not None:
+    jax.tree.map(close, sa.critic, sb.critic)
+
+
 @pytest.mark.parametrize("value_head,agg", [("separate", "token-mean"), ("shared", "seq-mean-token-mean")])
 def test_micro_batching_is_exact(value_head, agg):
   # Plain SGD: the parameter change is lr * gradient, so equal updates mean equal gradients.
   policy, critic = _models(value_head)
   batch = _batch()
-  scalars = {"num_tokens": jnp.float32(batch["mask"].sum()),
-             "num_sequences": jnp.float32((batch["mask"].sum(1) > 0).sum()),
-             "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
   results = []
   for micro in (8, 2):
     settings = update_lib.UpdateSettings(value_head=value_head, loss_agg=agg, micro_batch_size=micro,
                                          entropy_coef=0.01, kl_in_loss=True)
-    pg, cg, tx, state = _state(policy, critic, settings, tx=__import__("optax").sgd(1.0))
-    step = update_lib.make_update_step(pg, cg, tx, tx, settings)
-    new_state, metrics = step(state, {k: jnp.asarray(v) for k, v in batch.items()}, scalars, True, True)
-    results.append((jax.tree.map(np.asarray, new_state), jax.tree.map(float, metrics)))
-  (s8, m8), (s2, m2) = results
-  for key in m8:
-    assert m8[key] == pytest.approx(m2[key], rel=1e-4, abs=1e-5), key
-  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), s8.policy, s2.policy)
+    results.append(_sgd_update(policy, critic, settings, batch, _scalars(batch)))
+  _assert_same_update(*results)
 
 
 def test_update_increases_likelihood_of_positive_advantage_tokens():
@@ -277,23 +292,11 @@ def test_packed_minibatch_gives_the_unpacked_update(value_head):
   assert packed is not None and packed["tokens"].shape == (4, 16)  # 64 tokens in 4 full rows, not 8
   np.testing.assert_allclose((packed["token_weights"] * packed["mask"]).sum(),
                              (batch["token_weights"] * batch["mask"] * batch["sample_weights"][:, None]).sum())
-  scalars = {"num_tokens": jnp.float32(batch["mask"].sum()),
-             "num_sequences": jnp.float32((batch["mask"].sum(1) > 0).sum()),
-             "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
   settings = update_lib.UpdateSettings(value_head=value_head, micro_batch_size=2, entropy_coef=0.01,
                                        kl_in_loss=True)
-  results = []
-  for mb in (batch, packed):
-    pg, cg, tx, state = _state(policy, critic, settings, tx=__import__("optax").sgd(1.0))
-    step = update_lib.make_update_step(pg, cg, tx, tx, settings)
-    new_state, metrics = step(state, {k: jnp.asarray(v) for k, v in mb.items()}, scalars, True, True)
-    results.append((jax.tree.map(np.asarray, new_state), jax.tree.map(float, metrics)))
-  (s1, m1), (s2, m2) = results
-  for key in m1:
-    assert m1[key] == pytest.approx(m2[key], rel=1e-4, abs=1e-5), key
-  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), s1.policy, s2.policy)
-  if critic is not None:
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), s1.critic, s2.critic)
+  scalars = _scalars(batch)  # the unpacked mini-batch's denominators, as the trainer passes them
+  _assert_same_update(_sgd_update(policy, critic, settings, batch, scalars),
+                      _sgd_update(policy, critic, settings, packed, scalars))
 
 
 def test_packed_sft_step_equals_the_unpacked_one():
