@@ -93,6 +93,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.tasks.max_eval_tasks = 0  # 0 = every held-out task
   c.tasks.num_synthetic = 60
   c.tasks.synthetic_seed = 0
+  # Renamed variants of each synthetic bug (other parameter, variable and module names), each
+  # right after it: a policy must then read names from its context (rl/tasks/synthetic/rename.py).
+  c.tasks.synthetic_renames = 0
+  c.tasks.synthetic_tiers = ""  # "easy=1" generates only that tier; "" = easy 0.5, medium 0.3, hard 0.2
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
   c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
 
@@ -277,6 +281,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # The default experiment keeps demonstrations short (~300-700 tokens) so the tiny model can
   # learn them in a few minutes; the class defaults give longer, chattier trajectories.
   c.sft.expert_explore_prob = 0.3
+  c.sft.expert_read_prob = -1.0  # reading the file to edit; < 0 = expert_explore_prob
   c.sft.expert_run_prob = 0.3
   c.sft.expert_write_prob = 0.0
   c.sft.expert_thought_prob = 0.3

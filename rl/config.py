@@ -87,6 +87,7 @@ _RANGES = (
     ("reward.invalid_call_penalty", -math.inf, 0.0, True),
     ("reward.tool_error_penalty", -math.inf, 0.0, True),
     ("sft.expert_explore_prob", 0.0, 1.0, True),
+    ("sft.expert_read_prob", -1.0, 1.0, True),
     ("sft.expert_run_prob", 0.0, 1.0, True),
     ("sft.expert_write_prob", 0.0, 1.0, True),
     ("sft.expert_thought_prob", 0.0, 1.0, True),

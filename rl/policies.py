@@ -204,8 +204,10 @@ class ScriptedExpert(TextPolicy):
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
                run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
-               minimal_edits: bool = False, give_up_prob: float = 0.0, mistake_prob: float = 0.0):
+               minimal_edits: bool = False, give_up_prob: float = 0.0, mistake_prob: float = 0.0,
+               read_prob: float | None = None):
     super().__init__(renderer)
+    self.read_prob = explore_prob if read_prob is None else read_prob
     self.mistake_prob = mistake_prob
     self.give_up_prob = give_up_prob
     self.minimal_edits = minimal_edits
@@ -254,7 +256,7 @@ class ScriptedExpert(TextPolicy):
     if rng.random() < self.explore_prob:
       optional_before.append(self._say(rng, _LOOK_THOUGHTS) + tool_call_text("list_files", {"path": "."}))
     for path in paths:
-      if rng.random() < self.explore_prob:
+      if rng.random() < self.read_prob:
         optional_before.append(self._say(rng, _READ_THOUGHTS, path=path)
                                + tool_call_text("read_file", {"path": path}))
     if test_cmd and rng.random() < self.run_prob * 0.6:

@@ -356,7 +356,8 @@ class Trainer:
         self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
         write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
         minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob,
-        mistake_prob=c.sft.expert_mistake_prob)
+        mistake_prob=c.sft.expert_mistake_prob,
+        read_prob=None if c.sft.get("expert_read_prob", -1.0) < 0 else c.sft.expert_read_prob)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)

@@ -25,6 +25,8 @@ def main(argv=None) -> int:
   parser.add_argument("--num", type=int, default=300, help="number of verified tasks to keep")
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--heldout-fraction", type=float, default=0.2, help="share of functions held out")
+  parser.add_argument("--renames", type=int, default=0,
+                      help="renamed variants of each bug (other variable and module names) right after it")
   parser.add_argument("--tiers", default="easy=0.5,medium=0.3,hard=0.2", help="tier weights")
   parser.add_argument("--workers", type=int, default=2)
   parser.add_argument("--no-sandbox", action="store_true",
@@ -38,6 +40,7 @@ def main(argv=None) -> int:
   start = time.monotonic()
   result = generate(args.out, num_tasks=args.num, seed=args.seed, grader="subprocess" if args.no_sandbox else "sandbox",
                     workers=args.workers, heldout_fraction=args.heldout_fraction, tier_weights=weights,
+                    renames=args.renames,
                     log=(lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True)))
   info = dict(result.info)
   info["wall_time_s"] = round(time.monotonic() - start, 2)

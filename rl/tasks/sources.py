@@ -43,8 +43,26 @@ def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = 
   sandbox_config = sandbox_config_from(config) if grader == "sandbox" else None
   return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
                             grader=grader, sandbox_config=sandbox_config,
+                            renames=int(t.get("synthetic_renames", 0) or 0),
+                            tier_weights=parse_tier_weights(str(t.get("synthetic_tiers", "") or "")),
                             workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
                                         os.cpu_count() or 2))
+
+
+def parse_tier_weights(text: str) -> dict[str, float] | None:
+  """`"easy=1,medium=0.5"` -> {"easy": 1.0, "medium": 0.5}; "" -> None (the generator's default)."""
+  if not text.strip():
+    return None
+  weights = {}
+  for item in text.split(","):
+    name, sep, value = item.partition("=")
+    try:
+      weights[name.strip()] = float(value)
+    except ValueError:
+      sep = ""
+    if not sep or weights[name.strip()] < 0:
+      raise ValueError(f"tasks.synthetic_tiers={text!r}: expected tier=weight pairs such as 'easy=1,medium=0.5'")
+  return weights
 
 
 @TASK_SOURCES.register("dir")

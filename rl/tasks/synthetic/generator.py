@@ -31,6 +31,7 @@ from rl.tasks.format import MANIFEST_NAME, Task, TaskError, load_task_root, writ
 from rl.tasks.importers import compute_fix
 from rl.tasks.patch import make_patch
 from rl.tasks.synthetic.library import LIBRARY, LibraryFunction
+from rl.tasks.synthetic.rename import MODULE_NAMES, draw_mapping, rename
 from rl.tasks.synthetic.mutate import TIMED_OUT, Mutation, enumerate_mutations, prefilter
 
 GENERATOR_VERSION = "1"
@@ -60,6 +61,7 @@ class Candidate:
   variant: str  # single_line | multi_line | multi_file
   mutants: tuple[KilledMutant, ...]
   siblings: tuple[LibraryFunction, ...] = ()  # unmutated functions placed in the repo (medium)
+  rename: int = 0  # 0: the library's spelling; k > 0: the k-th renamed variant (rename.py)
 
 
 def killed_mutants(functions: Sequence[LibraryFunction], workers: int = 2) -> list[KilledMutant]:
@@ -109,6 +111,7 @@ def build_task(cand: Candidate, split: str, rng: random.Random) -> dict[str, Any
     path = module_of[fn.name] + ".py"
     original[path] = (original[path] + "\n\n" if path in original else "") + fn.code
   buggy = dict(original)
+  bug_lines = []  # (path, line index in the file) of each mutation
   for km in cand.mutants:
     path = module_of[km.fn.name] + ".py"
     source = buggy[path]
@@ -117,6 +120,9 @@ def build_task(cand: Candidate, split: str, rng: random.Random) -> dict[str, Any
     fn_lines = source[start:].splitlines(keepends=True)
     fn_lines[km.mutation.line] = km.mutation.new_line + "\n"
     buggy[path] = source[:start] + "".join(fn_lines)
+    bug_lines.append((path, source[:start].count("\n") + km.mutation.line))
+  if cand.rename:
+    module_of, original, buggy, bug_lines = _renamed(cand, module_of, original, buggy, bug_lines)
   public = {fn.name: _public_cases(cand.mutants, fn, rng) for fn in targets}
   repo_files = dict(buggy)
   repo_files[PUBLIC_TEST_FILE] = _test_file(targets, module_of, lambda f: public[f.name])
@@ -141,13 +147,34 @@ def build_task(cand: Candidate, split: str, rng: random.Random) -> dict[str, Any
       "difficulty": cand.tier, "variant": cand.variant, "public_tests": [PUBLIC_TEST_FILE],
       "tags": ["synthetic", cand.tier, cand.variant, *sorted(set(operators)), *sorted({f.category for f in targets})],
       "functions": names, "files": files,
-      "mutations": [{"function": km.fn.name, "path": module_of[km.fn.name] + ".py", "operator": km.mutation.operator,
-                     "buggy_line": km.mutation.new_line, "original_line": km.mutation.old_line}
-                    for km in cand.mutants],
+      "mutations": [{"function": km.fn.name, "path": path, "operator": km.mutation.operator,
+                     "buggy_line": buggy[path].splitlines()[line], "original_line": original[path].splitlines()[line]}
+                    for km, (path, line) in zip(cand.mutants, bug_lines)],
       "fix": compute_fix(buggy, original),
   }
+  if cand.rename:
+    metadata["renamed"] = cand.rename
   return {"statement": statement, "repo_files": repo_files, "test_files": hidden, "metadata": metadata,
           "solution_patch": make_patch(buggy, original)}
+
+
+def _renamed(cand: Candidate, module_of: dict[str, str], original: dict[str, str], buggy: dict[str, str],
+             bug_lines: list[tuple[str, int]]):
+  """A renamed variant's modules: new file names and local names, drawn from a seed of the
+  candidate alone (the same variant whatever else is generated)."""
+  key = "|".join([cand.tier, cand.variant, str(cand.rename)]
+                 + [f"{km.fn.name}:{km.mutation.line}:{km.mutation.new_line}" for km in cand.mutants]
+                 + [s.name for s in cand.siblings])
+  rng = random.Random(hashlib.sha256(key.encode()).hexdigest())
+  stems = sorted({path[:-3] for path in original})
+  new_stem = dict(zip(stems, rng.sample(MODULE_NAMES, len(stems))))
+  files = {}
+  for path in sorted(original):
+    mapping = draw_mapping([original[path], buggy[path]], rng)
+    files[path] = (new_stem[path[:-3]] + ".py", rename(original[path], mapping), rename(buggy[path], mapping))
+  return ({name: new_stem[stem] for name, stem in module_of.items()},
+          {new: o for new, o, _ in files.values()}, {new: b for new, _, b in files.values()},
+          [(files[path][0], line) for path, line in bug_lines])
 
 
 def _interleave(groups: dict[str, list[Candidate]], rng: random.Random) -> list[Candidate]:
@@ -164,9 +191,10 @@ def _interleave(groups: dict[str, list[Candidate]], rng: random.Random) -> list[
   return out
 
 
-def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_fraction: float
-                    ) -> dict[str, list[Candidate]]:
-  """All candidates of each tier, ordered for diverse prefixes."""
+def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_fraction: float,
+                    renames: int = 0) -> dict[str, list[Candidate]]:
+  """All candidates of each tier, ordered for diverse prefixes; with `renames` > 0 each one
+  also in that many renamed variants (rename.py), each right after the library's spelling."""
   by_fn: dict[str, list[KilledMutant]] = collections.defaultdict(list)
   for km in killed:
     by_fn[km.fn.name].append(km)
@@ -193,7 +221,9 @@ def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_
     partners = [n for n in names if split_of[n] == split_of[name] and by_fn[n][0].fn.module != by_fn[name][0].fn.module]
     for partner in rng.sample(partners, min(3, len(partners))):
       hard[name].append(Candidate("hard", "multi_file", (rng.choice(by_fn[name]), rng.choice(by_fn[partner]))))
-  return {"easy": _interleave(easy, rng), "medium": _interleave(medium, rng), "hard": _interleave(hard, rng)}
+  tiers = {"easy": _interleave(easy, rng), "medium": _interleave(medium, rng), "hard": _interleave(hard, rng)}
+  return {tier: [dataclasses.replace(c, rename=k) for c in cands for k in range(renames + 1)]
+          for tier, cands in tiers.items()}
 
 
 def _tier_counts(num_tasks: int, weights: dict[str, float]) -> dict[str, int]:
@@ -215,9 +245,16 @@ class GenerateResult:
 
 def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, grader: str = "sandbox",
              workers: int = 2, heldout_fraction: float = 0.2, tier_weights: dict[str, float] | None = None,
-             sandbox_config: Any = None, batch_size: int = 160,
+             sandbox_config: Any = None, batch_size: int = 160, renames: int = 0,
              log: Callable[[str], None] = lambda s: None) -> GenerateResult:
-  """Generates `num_tasks` verified tasks into `out` (replacing what is there)."""
+  """Generates `num_tasks` verified tasks into `out` (replacing what is there).
+
+  `renames` > 0 follows every candidate by that many renamed variants (other parameter,
+  variable and module names; rename.py): the same bug in `renames + 1` spellings, so that a
+  policy has to read names from its context instead of recalling them.
+  """
+  if renames < 0:
+    raise ValueError(f"renames must be >= 0, got {renames}")
   from rl.tasks.verify import TaskVerifier  # pylint: disable=import-outside-toplevel
   start = time.monotonic()
   weights = dict(tier_weights or DEFAULT_TIER_WEIGHTS)
@@ -235,7 +272,7 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   killed = killed_mutants(LIBRARY, workers=workers)
   log(f"pre-filter: {len(killed)} killed single-line mutants of {len(LIBRARY)} functions "
       f"({time.monotonic() - start:.1f}s)")
-  candidates = plan_candidates(killed, rng, heldout_fraction)
+  candidates = plan_candidates(killed, rng, heldout_fraction, renames)
   wanted = _tier_counts(num_tasks, weights)
   verifier = TaskVerifier(grader, workers=workers, sandbox_config=sandbox_config)
   kept: list[Task] = []
@@ -270,7 +307,7 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   write_manifest(out, kept)
   info = {"generator_version": GENERATOR_VERSION, "seed": seed, "num_tasks": num_tasks,
           "heldout_fraction": heldout_fraction, "tier_weights": weights, "grader": grader,
-          "library_hash": library_hash(), "tasks": len(kept),
+          "renames": renames, "library_hash": library_hash(), "tasks": len(kept),
           "by_split": dict(collections.Counter(t.split for t in kept)),
           "by_difficulty": dict(collections.Counter(t.difficulty for t in kept)),
           "heldout_functions": sorted(n for n, s in split_of.items() if s == "heldout"),
@@ -316,7 +353,9 @@ def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader:
     except json.JSONDecodeError:
       info = {}
     if (info.get("seed") == seed and info.get("num_tasks") == num_tasks and info.get("library_hash") == library_hash()
-        and info.get("generator_version") == GENERATOR_VERSION and info.get("heldout_fraction") == heldout_fraction):
+        and info.get("generator_version") == GENERATOR_VERSION and info.get("heldout_fraction") == heldout_fraction
+        and info.get("renames", 0) == kwargs.get("renames", 0)
+        and info.get("tier_weights") == dict(kwargs.get("tier_weights") or DEFAULT_TIER_WEIGHTS)):
       return load_task_root(out)
   return generate(out, num_tasks=num_tasks, seed=seed, grader=grader, heldout_fraction=heldout_fraction,
                   log=log, **kwargs).tasks

@@ -1,0 +1,21 @@
+r"""The default experiment on renamed task variants: every synthetic bug in three spellings.
+
+Each bug appears with the library's parameter, variable and module names and in two renamed
+variants (rl/tasks/synthetic/rename.py), so a task's path and lines are only known from the
+prompt and the files, not from memory; the expert always reads the file it edits. Held-out
+tasks are renamed the same way.
+
+  .venv/bin/python train.py --config configs/experiments/renamed.py --workdir runs/renamed
+"""
+
+from configs import default
+
+
+def get_config(arg=None):
+  c = default.get_config(arg).unlock()
+  c.tasks.synthetic_renames = 2
+  c.tasks.synthetic_tiers = "easy=1"
+  c.tasks.num_synthetic = 90
+  c.sft.expert_read_prob = 1.0
+  c.sft.demos_per_task = 1
+  return c.lock()
