@@ -110,3 +110,15 @@ def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
     assert (keep[i][acts & (batch.turn_ids[i] > 0)] == 1).all()
   episodes = _expert_episodes(tasks, 2, seed=2, explore_prob=0.0, run_prob=0.0)
   assert all(not any(e.turn_errors) for e in episodes)
+
+
+def test_expert_read_prob_overrides_explore_prob_for_reading(tmp_path):
+  """`read_prob`: the expert reads the file it edits in that share of episodes, whatever
+  `explore_prob` says about listing; unset, reading follows `explore_prob`."""
+  tasks = [make_task(tmp_path, i) for i in range(3)]
+  for explore, read, want in [(0.0, 1.0, ["read_file", "edit_file", "submit"]),
+                              (1.0, 0.0, ["list_files", "edit_file", "submit"]),
+                              (1.0, None, ["list_files", "read_file", "edit_file", "submit"])]:
+    episodes = _expert_episodes(tasks, 2, seed=5, explore_prob=explore, run_prob=0.0, read_prob=read)
+    assert all(e.success for e in episodes)
+    assert all([s["action_type"] for s in e.record["steps"]] == want for e in episodes), (explore, read)

@@ -77,3 +77,32 @@ def test_generate_renamed_variants(tmp_path):
       assert failing_cases(fixed[path], lib.cases) == []
     codes = {(t.repo_dir / t.metadata["files"][0]).read_text() for t in variants}
     assert len(codes) == 3  # three spellings of the same code
+
+
+def test_tier_weights_from_config_text():
+  from rl.tasks.sources import parse_tier_weights
+  assert parse_tier_weights("") is None
+  assert parse_tier_weights("easy=1, medium=0.5") == {"easy": 1.0, "medium": 0.5}
+  for bad in ("easy", "easy=x", "easy=-1"):
+    with pytest.raises(ValueError, match="tasks.synthetic_tiers"):
+      parse_tier_weights(bad)
+
+
+def test_cache_is_keyed_by_renames_and_tiers(tmp_path, monkeypatch):
+  from rl.tasks.synthetic import generator
+  calls = []
+  real = generator.generate
+
+  def counting(*args, **kwargs):
+    calls.append(kwargs.get("renames", 0))
+    return real(*args, **kwargs)
+
+  monkeypatch.setattr(generator, "generate", counting)
+  kw = dict(num_tasks=3, seed=1, grader=GRADER, tier_weights={"easy": 1.0})
+  generator.cached_or_generate(tmp_path / "t", renames=1, **kw)
+  generator.cached_or_generate(tmp_path / "t", renames=1, **kw)
+  assert calls == [1]
+  generator.cached_or_generate(tmp_path / "t", renames=0, **kw)
+  assert calls == [1, 0]
+  generator.cached_or_generate(tmp_path / "t", renames=0, **{**kw, "tier_weights": {"easy": 1.0, "medium": 1.0}})
+  assert calls == [1, 0, 0]
