@@ -31,6 +31,8 @@ def main() -> None:
   ap.add_argument("--repeats", type=int, default=3)
   ap.add_argument("--max-len", type=int, default=1536)
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--sft-steps", type=int, default=40,
+                  help="also time this many SFT steps, cut against cut+packed (0: skip)")
   args = ap.parse_args()
 
   import jax
@@ -118,6 +120,52 @@ def main() -> None:
   print(f"largest policy-parameter difference after the epochs: padded vs cut {pdiff('padded', 'cut'):.2e}, "
         f"cut vs packed {pdiff('cut', 'cut+packed'):.2e} (lr {c.optim.policy_lr:g}, "
         f"{c.optim.ppo_epochs * -(-args.batch // args.mini_batch)} AdamW steps)")
+  if args.sft_steps:
+    bench_sft(trainer, batch, args.sft_steps, np.random.default_rng(args.seed + 1))
+
+
+def bench_sft(trainer, batch, steps: int, rng) -> None:
+  """SFT steps as `Trainer.run_sft` takes them (random rows of the demonstration batch, each
+  mini-batch cut to its longest row), with and without packing, on the same rows. The first
+  pass includes compiling each new shape, as a run does; the second runs compiled shapes."""
+  import dataclasses
+
+  import jax
+  import numpy as np
+
+  from rl import update as update_lib
+
+  c = trainer.config
+  tx = update_lib.make_optimizer(c.sft.lr, schedule="constant", total_steps=steps, grad_clip=c.optim.grad_clip)
+  settings = dataclasses.replace(trainer.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
+  step_fn = update_lib.make_sft_step(trainer.policy_graphdef, tx, settings)
+  plan = [rng.choice(batch.tokens.shape[0], size=c.sft.batch_size, replace=False) for _ in range(steps)]
+  packed_mb = trainer._sft_minibatch  # pylint: disable=protected-access
+  real_packed = trainer._packed  # pylint: disable=protected-access
+  results = {}
+  for name in ("cut", "cut+packed"):
+    trainer._packed = real_packed if name == "cut+packed" else (lambda mb, *a: mb)  # pylint: disable=protected-access
+    shapes, passes = set(), []
+    for _ in range(2):
+      params, opt = jax.tree.map(lambda x: x.copy(), trainer.state.policy), None
+      opt = tx.init(params)
+      slots = 0
+      t0 = time.perf_counter()
+      for rows in plan:
+        mb = packed_mb(batch, rows)
+        shapes.add(tuple(mb["tokens"].shape))
+        slots += mb["tokens"].size
+        params, opt, m = step_fn(params, opt, mb)
+      jax.block_until_ready(params)
+      passes.append(time.perf_counter() - t0)
+    results[name] = (passes, slots, sorted(shapes))
+  trainer._packed = real_packed  # pylint: disable=protected-access
+  for name, (passes, slots, shapes) in results.items():
+    print(f"sft {name:10s}  first pass {passes[0]:6.2f} s   compiled {passes[1]:6.2f} s   "
+          f"{slots / steps:7.0f} token slots per step   {len(shapes)} shapes {shapes}")
+  (a, _, _), (b, _, _) = results["cut"], results["cut+packed"]
+  print(f"sft packed/cut speed-up: first pass {a[0] / b[0]:.2f}x, compiled {a[1] / b[1]:.2f}x "
+        f"({steps} steps of {c.sft.batch_size} rows, micro-batch {settings.micro_batch_size})")
 
 
 if __name__ == "__main__":
