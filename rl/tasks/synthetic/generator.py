@@ -355,7 +355,8 @@ def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader:
     if (info.get("seed") == seed and info.get("num_tasks") == num_tasks and info.get("library_hash") == library_hash()
         and info.get("generator_version") == GENERATOR_VERSION and info.get("heldout_fraction") == heldout_fraction
         and info.get("renames", 0) == kwargs.get("renames", 0)
-        and info.get("tier_weights") == dict(kwargs.get("tier_weights") or DEFAULT_TIER_WEIGHTS)):
+        and info.get("tier_weights", DEFAULT_TIER_WEIGHTS)
+        == dict(kwargs.get("tier_weights") or DEFAULT_TIER_WEIGHTS)):
       return load_task_root(out)
   return generate(out, num_tasks=num_tasks, seed=seed, grader=grader, heldout_fraction=heldout_fraction,
                   log=log, **kwargs).tasks
