@@ -203,6 +203,8 @@ class Trainer:
                                      max_thought_bytes=config.agent.max_thought_bytes)
     self.model_policy = self._make_model_policy()
     self._grammar_table = self.model_policy.sampler.grammar_table  # one device copy, the sampler's
+    # (train policy, train critic, mini-batch shape) the update step has run: a new one compiles.
+    self._update_shapes: set[tuple] = set()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
     self.rollout_lib = rollout_lib
 
@@ -586,6 +588,7 @@ class Trainer:
         if pack:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
+        self._update_shapes.add((bool(train_policy), bool(train_critic), tuple(mb["tokens"].shape)))
         for _ in range(c.optim.critic_updates_per_policy_update - 1 if train_critic else 0):
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
@@ -674,6 +677,7 @@ class Trainer:
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
+    shapes_before = len(self._update_shapes)
     train_policy = it >= c.optim.critic_warmup_iterations
     has_critic = "values" in scored and c.algo.advantage_estimator == "gae"
     update_metrics = self.ppo_epochs(full, batch.lengths, temperature, train_policy, has_critic,
@@ -710,6 +714,8 @@ class Trainer:
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
         "perf/update_tokens_per_s": update_tokens / max(timings["time/update_s"], 1e-9),
+        # Mini-batch shapes the update step met for the first time (each one compiles).
+        "perf/update_new_shapes": float(len(self._update_shapes) - shapes_before),
     })
     if has_critic:
       metrics["critic/explained_variance"] = update_lib.explained_variance(

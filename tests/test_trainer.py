@@ -67,6 +67,7 @@ def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
   for key in ("train/reward_mean", "train/success_rate", "antihack/flag_rate", "perf/sample_tokens_per_s",
               "perf/update_tokens_per_s", "eval/pass@1", "critic/value_loss", "actor/pg_loss"):
     assert key in rows[-1], key
+  assert rows[0]["perf/update_new_shapes"] >= 1  # the first update compiles
   assert summary["iterations"] == 2 and summary["peak_rss_mb"] > 0
   assert "heldout_pass@1_sft" in summary and "heldout_pass@1_final" in summary
   assert json.loads((full / "config.json").read_text())["trainer"]["iterations"] == 2
