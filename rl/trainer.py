@@ -359,7 +359,7 @@ class Trainer:
         write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
         minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob,
         mistake_prob=c.sft.expert_mistake_prob,
-        read_prob=None if c.sft.get("expert_read_prob", -1.0) < 0 else c.sft.expert_read_prob)
+        read_prob=None if c.sft.expert_read_prob < 0 else c.sft.expert_read_prob)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
@@ -588,8 +588,10 @@ class Trainer:
         if pack:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
-        self._update_shapes.add((bool(train_policy), bool(train_critic), tuple(mb["tokens"].shape)))
+        shape = tuple(mb["tokens"].shape)
+        self._update_shapes.add((bool(train_policy), bool(train_critic), shape))
         for _ in range(c.optim.critic_updates_per_policy_update - 1 if train_critic else 0):
+          self._update_shapes.add((False, True, shape))
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
         update_metrics.append(jax.tree.map(float, m))

@@ -140,19 +140,19 @@ def bench_sft(trainer, batch, steps: int, rng) -> None:
   settings = dataclasses.replace(trainer.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
   step_fn = update_lib.make_sft_step(trainer.policy_graphdef, tx, settings)
   plan = [rng.choice(batch.tokens.shape[0], size=c.sft.batch_size, replace=False) for _ in range(steps)]
-  packed_mb = trainer._sft_minibatch  # pylint: disable=protected-access
+  minibatch = trainer._sft_minibatch  # pylint: disable=protected-access
   real_packed = trainer._packed  # pylint: disable=protected-access
   results = {}
   for name in ("cut", "cut+packed"):
     trainer._packed = real_packed if name == "cut+packed" else (lambda mb, *a: mb)  # pylint: disable=protected-access
     shapes, passes = set(), []
     for _ in range(2):
-      params, opt = jax.tree.map(lambda x: x.copy(), trainer.state.policy), None
+      params = jax.tree.map(lambda x: x.copy(), trainer.state.policy)
       opt = tx.init(params)
       slots = 0
       t0 = time.perf_counter()
       for rows in plan:
-        mb = packed_mb(batch, rows)
+        mb = minibatch(batch, rows)
         shapes.add(tuple(mb["tokens"].shape))
         slots += mb["tokens"].size
         params, opt, m = step_fn(params, opt, mb)

@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from rl.tasks.synthetic import generate  # noqa: E402
+from rl.tasks.synthetic.generator import generate, parse_tier_weights  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -33,10 +33,7 @@ def main(argv=None) -> int:
                       help="verify in plain subprocesses (no isolation; the code is the bundled library)")
   parser.add_argument("--quiet", action="store_true")
   args = parser.parse_args(argv)
-  weights = {}
-  for item in args.tiers.split(","):
-    name, _, value = item.partition("=")
-    weights[name.strip()] = float(value)
+  weights = parse_tier_weights(args.tiers)
   start = time.monotonic()
   result = generate(args.out, num_tasks=args.num, seed=args.seed, grader="subprocess" if args.no_sandbox else "sandbox",
                     workers=args.workers, heldout_fraction=args.heldout_fraction, tier_weights=weights,

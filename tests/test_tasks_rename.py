@@ -18,7 +18,7 @@ GRADER = "sandbox" if sandbox_available() else "subprocess"
 def test_local_names_skip_attributes_keywords_definitions_and_self():
   src = ("class Box:\n    def put(self, item, key=None):\n        self.items = sorted([item], key=len)\n"
          "        total = [k for k in self.items]\n        return total\n")
-  assert local_names(src) == ["self", "item", "key", "total", "k"][1:]
+  assert local_names(src) == ["item", "key", "total", "k"]
   out = rename(src, {"item": "elem", "key": "acc", "total": "res", "k": "cur"})
   assert "self.items = sorted([elem], key=len)" in out  # attribute and keyword argument kept
   assert "def put(self, elem, acc=None):" in out
@@ -43,7 +43,7 @@ def test_renamed_library_keeps_behaviour_and_mutants_keep_failing(seed):
   assert renamed_any >= len(LIBRARY) - 2
 
 
-def test_rename_rejects_nothing_it_cannot_parse():
+def test_rename_raises_on_unparsable_code_and_keeps_code_without_mapping():
   with pytest.raises(SyntaxError):
     rename("def f(:\n", {"x": "y"})
   assert rename("x = 1\n", {}) == "x = 1\n"
@@ -79,12 +79,12 @@ def test_generate_renamed_variants(tmp_path):
     assert len(codes) == 3  # three spellings of the same code
 
 
-def test_tier_weights_from_config_text():
-  from rl.tasks.sources import parse_tier_weights
+def test_tier_weights_from_text():
+  from rl.tasks.synthetic.generator import parse_tier_weights
   assert parse_tier_weights("") is None
   assert parse_tier_weights("easy=1, medium=0.5") == {"easy": 1.0, "medium": 0.5}
   for bad in ("easy", "easy=x", "easy=-1"):
-    with pytest.raises(ValueError, match="tasks.synthetic_tiers"):
+    with pytest.raises(ValueError, match="tier weights"):
       parse_tier_weights(bad)
 
 

@@ -33,36 +33,24 @@ def sandbox_config_from(config: Any) -> Any:
 def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
   """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks/synthetic).
 
-  Regenerates only when the seed, count or library changed. Verification uses the
+  Regenerates only when the seed, count, renames, tier weights or library changed. Verification uses the
   sandbox; config.tasks.verify_with = "subprocess" (if set) runs it without isolation.
   """
-  from rl.tasks.synthetic import cached_or_generate  # pylint: disable=import-outside-toplevel
+  from rl.tasks.synthetic.generator import cached_or_generate, parse_tier_weights  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
   root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks" / "synthetic")
   grader = t.get("verify_with", "sandbox")
   sandbox_config = sandbox_config_from(config) if grader == "sandbox" else None
+  try:
+    tier_weights = parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
+  except ValueError as e:
+    raise ValueError(f"config.tasks.synthetic_tiers: {e}") from None
   return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
                             grader=grader, sandbox_config=sandbox_config,
                             renames=int(t.get("synthetic_renames", 0) or 0),
-                            tier_weights=parse_tier_weights(str(t.get("synthetic_tiers", "") or "")),
+                            tier_weights=tier_weights,
                             workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
                                         os.cpu_count() or 2))
-
-
-def parse_tier_weights(text: str) -> dict[str, float] | None:
-  """`"easy=1,medium=0.5"` -> {"easy": 1.0, "medium": 0.5}; "" -> None (the generator's default)."""
-  if not text.strip():
-    return None
-  weights = {}
-  for item in text.split(","):
-    name, sep, value = item.partition("=")
-    try:
-      weights[name.strip()] = float(value)
-    except ValueError:
-      sep = ""
-    if not sep or weights[name.strip()] < 0:
-      raise ValueError(f"tasks.synthetic_tiers={text!r}: expected tier=weight pairs such as 'easy=1,medium=0.5'")
-  return weights
 
 
 @TASK_SOURCES.register("dir")

@@ -168,13 +168,14 @@ def _renamed(cand: Candidate, module_of: dict[str, str], original: dict[str, str
   rng = random.Random(hashlib.sha256(key.encode()).hexdigest())
   stems = sorted({path[:-3] for path in original})
   new_stem = dict(zip(stems, rng.sample(MODULE_NAMES, len(stems))))
-  files = {}
+  new_path = {path: new_stem[path[:-3]] + ".py" for path in original}
+  new_original, new_buggy = {}, {}
   for path in sorted(original):
     mapping = draw_mapping([original[path], buggy[path]], rng)
-    files[path] = (new_stem[path[:-3]] + ".py", rename(original[path], mapping), rename(buggy[path], mapping))
-  return ({name: new_stem[stem] for name, stem in module_of.items()},
-          {new: o for new, o, _ in files.values()}, {new: b for new, _, b in files.values()},
-          [(files[path][0], line) for path, line in bug_lines])
+    new_original[new_path[path]] = rename(original[path], mapping)
+    new_buggy[new_path[path]] = rename(buggy[path], mapping)
+  return ({name: new_stem[stem] for name, stem in module_of.items()}, new_original, new_buggy,
+          [(new_path[path], line) for path, line in bug_lines])
 
 
 def _interleave(groups: dict[str, list[Candidate]], rng: random.Random) -> list[Candidate]:
@@ -224,6 +225,24 @@ def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_
   tiers = {"easy": _interleave(easy, rng), "medium": _interleave(medium, rng), "hard": _interleave(hard, rng)}
   return {tier: [dataclasses.replace(c, rename=k) for c in cands for k in range(renames + 1)]
           for tier, cands in tiers.items()}
+
+
+def parse_tier_weights(text: str) -> dict[str, float] | None:
+  """`"easy=1,medium=0.5"` -> {"easy": 1.0, "medium": 0.5}; "" -> None (DEFAULT_TIER_WEIGHTS).
+  Tier names are checked by `generate`."""
+  if not text.strip():
+    return None
+  weights = {}
+  for item in text.split(","):
+    name, _, value = item.partition("=")
+    try:
+      weight = float(value)
+    except ValueError:
+      weight = -1.0
+    if weight < 0:
+      raise ValueError(f"tier weights {text!r}: expected tier=weight pairs such as 'easy=1,medium=0.5'")
+    weights[name.strip()] = weight
+  return weights
 
 
 def _tier_counts(num_tasks: int, weights: dict[str, float]) -> dict[str, int]:
