@@ -268,3 +268,37 @@ def test_packed_rows_give_each_sequence_its_own_outputs(ids, attention):
     np.testing.assert_allclose(got[8:11], np.asarray(alone[1][key][0, 1:]), atol=2e-5)
   with pytest.raises(ValueError, match="either attention_mask or segment_ids"):
     model.hidden_states(row, attention_mask=segments > 0, segment_ids=segments)
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_query_blocks_give_the_same_outputs_and_gradients(monkeypatch, packed):
+  """Cache-free einsum attention by query blocks (each block against the keys up to its end) gives
+  the one-block outputs and gradients at every real token, with a last block shorter than the rest."""
+  from rl.models import transformer
+
+  model = init_model(tiny_config("test", value_head="shared"), seed=2)
+  rng = np.random.default_rng(5)
+  ids = rng.integers(3, 4096, size=(2, 23)).astype(np.int32)
+  if packed:  # row 0: three sequences and padding; row 1: two
+    key = {"segment_ids": np.array([[1] * 9 + [2] * 6 + [3] * 5 + [0] * 3, [1] * 15 + [2] * 8])}
+    real = key["segment_ids"] > 0
+  else:  # right padding on row 0
+    real = np.arange(23)[None] < np.array([[17], [23]])
+    key = {"attention_mask": real.astype(np.int32)}
+  graphdef, params = nnx.split(model)
+
+  def outputs(params):
+    out = token_logprobs(nnx.merge(graphdef, params), ids, chunk=8, with_values=True, **key)
+    loss = jnp.sum(jnp.where(real, out["logprobs"] + out["values"], 0.0))
+    return loss, out
+
+  results = {}
+  for block in (0, 5):  # the block is read when tracing: a fresh jit each time
+    monkeypatch.setattr(transformer, "ATTENTION_BLOCK", block)
+    (_, out), grads = jax.jit(jax.value_and_grad(outputs, has_aux=True))(params)
+    results[block] = (out, grads)
+  for name in ("logprobs", "entropy", "values"):
+    np.testing.assert_allclose(np.asarray(results[5][0][name])[real],
+                               np.asarray(results[0][0][name])[real], atol=2e-5)
+  for g5, g0 in zip(jax.tree.leaves(results[5][1]), jax.tree.leaves(results[0][1])):
+    np.testing.assert_allclose(np.asarray(g5), np.asarray(g0), atol=2e-5, rtol=1e-4)

@@ -233,6 +233,25 @@ class KVCache:
                lengths=jnp.zeros((batch_size,), jnp.int32))
 
 
+# Query block of the cache-free "einsum" attention: the queries of block i attend only to the
+# keys of blocks <= i, which the causal mask would hide anyway, so the scores cost (n + 1) / 2n
+# of the [T, T] matrix (n = T / block). Same outputs at every query that sees a key; a query
+# that sees none (a padding position) averages over fewer keys. 0 = one block.
+# scripts/bench_attention.py measures it against 0.
+ATTENTION_BLOCK = 256
+
+
+def _attend_causal(q: Array, keys: Array, values: Array, mask: Array, num_kv_heads: int,
+                   block: int) -> Array:
+  """`_attend` for causal self-attention (keys = the queries' positions), by query blocks."""
+  t = q.shape[1]
+  if block <= 0 or t <= block:
+    return _attend(q, keys, values, mask, num_kv_heads)
+  out = [_attend(q[:, s:s + block], keys[:, :s + block], values[:, :s + block],
+                 mask[:, s:s + block, :s + block], num_kv_heads) for s in range(0, t, block)]
+  return jnp.concatenate(out, axis=1)
+
+
 def _attend(q: Array, keys: Array, values: Array, mask: Array, num_kv_heads: int) -> Array:
   """Grouped-query attention. q [B, T, H, Dh], keys/values [B, S, K, Dh], mask [B|1, T, S]."""
   b, t, h, dh = q.shape
@@ -282,7 +301,6 @@ class Attention(nnx.Module):
     inv_freq = rope_frequencies(cfg)  # a trace-time constant, not a parameter
     q = apply_rope(q, positions, inv_freq)
     k = apply_rope(k, positions, inv_freq)
-    new_cache = None
     # Integer key_valid = segment ids of packed rows (hidden_states(segment_ids=...)).
     packed = key_valid is not None and jnp.issubdtype(key_valid.dtype, jnp.integer)
     if cache_kv is None and cfg.attention != "einsum" and not packed:
@@ -300,23 +318,21 @@ class Attention(nnx.Module):
           raise ValueError("packed rows (segment_ids) need model.attention 'einsum' or 'xla'")
         out = jax.nn.dot_product_attention(q, k, v, mask=mask[:, None], implementation=cfg.attention)
         return self._project_out(out, dt), None
-      keys, values = k, v
-    else:
-      cache_k, cache_v = cache_kv
-      batch_index = jnp.arange(x.shape[0])[:, None]
-      cache_k = cache_k.at[batch_index, write_slots].set(k.astype(cache_k.dtype), mode="drop")
-      cache_v = cache_v.at[batch_index, write_slots].set(v.astype(cache_v.dtype), mode="drop")
-      new_cache = (cache_k, cache_v)
-      # Only the first `attend_len` slots can hold tokens of this call: reading the whole
-      # fixed-capacity cache would make every decode step cost O(capacity).
-      span = cache_k.shape[1] if attend_len is None else min(attend_len, cache_k.shape[1])
-      keys, values = cache_k[:, :span].astype(dt), cache_v[:, :span].astype(dt)
-      slots = jnp.arange(span)
-      mask = slots[None, None, :] <= positions[:, :, None]  # [B, Tq, S]
-      if key_valid is not None:
-        mask = mask & key_valid[:, None, :].astype(bool)
-    out = _attend(q, keys, values, mask, cfg.num_kv_heads)
-    return self._project_out(out, dt), new_cache
+      return self._project_out(_attend_causal(q, k, v, mask, cfg.num_kv_heads, ATTENTION_BLOCK), dt), None
+    cache_k, cache_v = cache_kv
+    batch_index = jnp.arange(x.shape[0])[:, None]
+    cache_k = cache_k.at[batch_index, write_slots].set(k.astype(cache_k.dtype), mode="drop")
+    cache_v = cache_v.at[batch_index, write_slots].set(v.astype(cache_v.dtype), mode="drop")
+    new_cache = (cache_k, cache_v)
+    # Only the first `attend_len` slots can hold tokens of this call: reading the whole
+    # fixed-capacity cache would make every decode step cost O(capacity).
+    span = cache_k.shape[1] if attend_len is None else min(attend_len, cache_k.shape[1])
+    keys, values = cache_k[:, :span].astype(dt), cache_v[:, :span].astype(dt)
+    slots = jnp.arange(span)
+    mask = slots[None, None, :] <= positions[:, :, None]  # [B, Tq, S]
+    if key_valid is not None:
+      mask = mask & key_valid[:, None, :].astype(bool)
+    return self._project_out(_attend(q, keys, values, mask, cfg.num_kv_heads), dt), new_cache
 
   def _project_out(self, out: Array, dt) -> Array:
     out = jnp.einsum("bthk,hkd->btd", out, self.o_proj.get_value().astype(dt))
