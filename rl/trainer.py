@@ -502,7 +502,8 @@ class Trainer:
       grammar = {} if grammar_states is None else {
           "grammar_states": jnp.asarray(grammar_states[rows, :t]), "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[rows, :t]),
-                          jnp.asarray(batch.valid[rows, :t]), jnp.float32(temperature), **grammar)
+                          jnp.asarray(batch.valid[rows, :t]), jnp.float32(temperature), **grammar,
+                          needed=jnp.asarray(batch.action_mask[rows, :t] > 0))
       for k, v in jax.tree.map(np.asarray, out).items():
         if k not in result:
           result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)

@@ -156,12 +156,13 @@ def param_path(path) -> str:
 
 def _policy_forward(graphdef, params, tokens, valid, temperature, settings: UpdateSettings,
                     support=None, gather_ids=None, top_logprobs=0, grammar=(None, None),
-                    segment_ids=None):
+                    segment_ids=None, needed=None):
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
   the log-probs are renormalised on it. `grammar` = (states [B, T], table): constrained
   decoding's masked distributions. `segment_ids`: packed rows (rl.batching.pack_minibatch), in
-  place of `valid`."""
+  place of `valid`. `needed` [B, T]: the positions whose outputs are used (the action mask);
+  the others are 0 and cost no logits."""
   model = nnx.merge(graphdef, params)
   truncated = settings.truncated and support is None
   return model_lib.token_logprobs(model, tokens, None if segment_ids is not None else valid,
@@ -171,7 +172,7 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
                                   support_top_k=settings.support_top_k if truncated else 0,
                                   support_top_p=settings.support_top_p, gather_ids=gather_ids,
                                   top_logprobs=top_logprobs, grammar_states=grammar[0],
-                                  grammar_table=grammar[1])
+                                  grammar_table=grammar[1], needed=needed)
 
 
 def _grammar(mb: dict) -> tuple:
@@ -190,7 +191,8 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
                         gather_ids=mb["ref_top_ids"] if topk else None,
-                        grammar=_grammar(mb), segment_ids=mb.get("segment_ids"))
+                        grammar=_grammar(mb), segment_ids=mb.get("segment_ids"),
+                        needed=mb["mask"] > 0)
   mask = mb["mask"]
   kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
             norm_constant=denominators.get("norm_constant", float(mask.shape[1])))
@@ -301,14 +303,15 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
 
 
 def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) -> Callable:
-  """`score(policy, critic, ref, tokens, valid, temperature[, grammar_states, grammar_table])` ->
-  log-probs, values, ref log-probs (of the constrained distributions with the grammar)."""
+  """`score(policy, critic, ref, tokens, valid, temperature[, grammar_states, grammar_table,
+  needed])` -> log-probs, values, ref log-probs (of the constrained distributions with the
+  grammar); with `needed` (the action mask) the per-token outputs but values are 0 elsewhere."""
 
   def score(policy, critic, ref, tokens, valid, temperature, grammar_states=None,
-            grammar_table=None):
+            grammar_table=None, needed=None):
     grammar = (grammar_states, grammar_table)
     out = _policy_forward(policy_graphdef, policy, tokens, valid, temperature, settings,
-                          grammar=grammar)
+                          grammar=grammar, needed=needed)
     result = {"logprobs": out["logprobs"], "entropy": out["entropy"]}
     if settings.truncated:  # the sampling policy's support, fixed for the update
       result["support"], result["full_logprobs"] = out["support"], out["full_logprobs"]
@@ -320,7 +323,7 @@ def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) ->
       ref_out = _policy_forward(policy_graphdef, ref, tokens, valid, temperature,
                                 dataclasses.replace(settings, value_head="separate"),
                                 support=out.get("support"), top_logprobs=settings.kl_topk,
-                                grammar=grammar)
+                                grammar=grammar, needed=needed)
       result["ref_logprobs"] = ref_out["logprobs"]
       if settings.kl_topk > 0:
         result["ref_top_ids"], result["ref_top_logprobs"] = ref_out["top_ids"], ref_out["top_logprobs"]
@@ -338,7 +341,7 @@ def make_sft_step(policy_graphdef, tx, settings: UpdateSettings) -> Callable:
     segment_ids = mb.get("segment_ids")  # packed rows (rl.batching.pack_minibatch)
     out = model_lib.token_logprobs(model, mb["tokens"], None if segment_ids is not None else mb["valid"],
                                    segment_ids=segment_ids, chunk=settings.logits_chunk,
-                                   with_entropy=False)
+                                   with_entropy=False, needed=mb["mask"] > 0)
     nll = losses_lib.aggregate(-out["logprobs"], mb["mask"], "token-mean",
                                num_tokens=denominators["num_tokens"])
     return nll, {"sft/nll": nll}

@@ -302,3 +302,34 @@ def test_query_blocks_give_the_same_outputs_and_gradients(monkeypatch, packed):
                                np.asarray(results[0][0][name])[real], atol=2e-5)
   for g5, g0 in zip(jax.tree.leaves(results[5][1]), jax.tree.leaves(results[0][1])):
     np.testing.assert_allclose(np.asarray(g5), np.asarray(g0), atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("extras", ["plain", "truncated", "topk"])
+def test_needed_positions_get_the_full_outputs_and_gradients(extras):
+  """`needed` (a loss's mask): those positions get the same log-probs, entropies and extras as
+  without it, and a loss over them the same gradients; the others are 0 and chunks of only
+  unneeded positions skip their logits."""
+  model = init_model(tiny_config("test"), seed=4)
+  rng = np.random.default_rng(6)
+  ids = rng.integers(3, 4096, size=(3, 21)).astype(np.int32)
+  needed = np.zeros((3, 21), bool)
+  needed[0, 3:7] = needed[2, 15:19] = needed[1, 20] = True  # a few, in different rows
+  kw = {"plain": {}, "truncated": {"support_top_k": 5, "support_top_p": 0.9},
+        "topk": {"top_logprobs": 3, "gather_ids": rng.integers(0, 4096, (3, 21, 2))}}[extras]
+  graphdef, params = nnx.split(model)
+
+  def outputs(params, needed):
+    out = token_logprobs(nnx.merge(graphdef, params), ids, chunk=4, needed=needed, **kw)
+    return jnp.sum(jnp.where(mask, out["logprobs"] - 0.1 * out["entropy"], 0.0)), out
+
+  mask = needed
+  step = jax.jit(jax.value_and_grad(outputs, has_aux=True))
+  (_, full), full_grads = step(params, None)
+  (_, part), part_grads = step(params, needed)
+  assert set(part) == set(full)
+  for key in full:
+    got, want = np.asarray(part[key]), np.asarray(full[key])
+    np.testing.assert_allclose(got[needed], want[needed], atol=1e-5)
+    assert not np.any(got[:, 1:][~needed[:, 1:]]), key  # (index 0 has no prediction: its fill)
+  for g, h in zip(jax.tree.leaves(part_grads), jax.tree.leaves(full_grads)):
+    np.testing.assert_allclose(np.asarray(g), np.asarray(h), atol=1e-5, rtol=1e-4)
