@@ -213,18 +213,33 @@ def truncate_observation(text: str, max_chars: int) -> str:
   return f"{text[:head]}\n[... {cut} of {len(text)} characters cut ...]\n{text[len(text) - tail:]}"
 
 
+# pytest's summary line ends with its wall-clock duration ("2 failed, 3 passed in 0.04s",
+# "no tests ran in 0.01s", "... in 75.30s (0:01:15)"). The observation leaves it out: the
+# model gains nothing from it, and with it a run's tokens, and so its samples and numbers,
+# would depend on the machine's load.
+_PYTEST_DURATION = re.compile(
+    r"(\b(?:passed|failed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun|no tests ran)"
+    r"\b[^\n]*?) in \d+(?:\.\d+)?s(?: \(\d+:\d\d:\d\d\))?(?=\s*=*\s*$)", re.MULTILINE)
+
+
+def strip_test_durations(text: str) -> str:
+  """`text` with the duration cut from pytest summary lines (see _PYTEST_DURATION)."""
+  return _PYTEST_DURATION.sub(r"\1", text)
+
+
 def format_exec_result(result: Any, timeout_s: float) -> str:
-  """Renders a sandbox ExecResult as the observation of a `run` call."""
+  """Renders a sandbox ExecResult as the observation of a `run` call (pytest's summary
+  durations cut: strip_test_durations)."""
   parts = [f"exit code: {result.exit_code}"]
   if getattr(result, "timed_out", False):
     parts.append(f"(the command timed out after {timeout_s:g}s and was killed)")
   if getattr(result, "oom_killed", False):
     parts.append("(the command ran out of memory and was killed)")
   if result.stdout:
-    parts.append("stdout:\n" + result.stdout.rstrip("\n")
+    parts.append("stdout:\n" + strip_test_durations(result.stdout.rstrip("\n"))
                  + ("\n[stdout truncated]" if getattr(result, "stdout_truncated", False) else ""))
   if result.stderr:
-    parts.append("stderr:\n" + result.stderr.rstrip("\n")
+    parts.append("stderr:\n" + strip_test_durations(result.stderr.rstrip("\n"))
                  + ("\n[stderr truncated]" if getattr(result, "stderr_truncated", False) else ""))
   return "\n".join(parts)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 
@@ -137,3 +138,19 @@ def test_renderer_observation_tokens_continue_the_template():
   assert r.decode(prompt + action + obs) == full
   with pytest.raises(ValueError, match="tool_prompt"):
     agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="fancy")
+
+
+@pytest.mark.parametrize("line, want", [
+    ("1 failed, 2 passed in 0.03s", "1 failed, 2 passed"),
+    ("============ 3 passed in 0.01s ============", "============ 3 passed ============"),
+    ("no tests ran in 0.01s", "no tests ran"),
+    ("== 1 failed, 1 warning in 75.30s (0:01:15) ==", "== 1 failed, 1 warning =="),
+    ("E   assert run(2) == 3 in 0.5s", "E   assert run(2) == 3 in 0.5s"),  # not a summary line
+    ("x passed in 0.3s, then more", "x passed in 0.3s, then more"),  # not at the line's end
+])
+def test_run_observations_leave_out_pytest_durations(line, want):
+  """A `run` observation does not carry pytest's wall-clock time, so a run's tokens do not
+  depend on the machine's load; everything else is kept."""
+  result = types.SimpleNamespace(exit_code=1, stdout=f"F.\n{line}\n", stderr=line)
+  got = agent_lib.format_exec_result(result, timeout_s=10.0)
+  assert got == f"exit code: 1\nstdout:\nF.\n{want}\nstderr:\n{want}"
