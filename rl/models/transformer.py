@@ -665,8 +665,8 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   log-probs of those tokens; with `top_logprobs` = k, "top_ids" and "top_logprobs" [B, T, k].
   `grammar_states` ([B, T], aligned the same way) with `grammar_table`: the distributions of a
   constrained sampler (rl.constrained). `needed` ([B, T], aligned the same way, e.g. a loss's
-  action mask): only these positions' log-probs and the rest of the per-token outputs but
-  "values" are computed, the others are 0 (chunked_logprobs_entropy).
+  action mask): every per-token output but "values" is computed at these positions only and is
+  0 elsewhere (chunked_logprobs_entropy).
   """
   input_ids = jnp.asarray(input_ids)
   hidden, _ = model.hidden_states(input_ids, attention_mask=attention_mask, segment_ids=segment_ids)
