@@ -17,6 +17,7 @@ trainer's losses do) and compare with the plain policy rows' first block.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -67,21 +68,20 @@ def main() -> None:
     used = segments > 0 if needed is None else needed
     return jnp.sum(jnp.where(used, out["logprobs"] + 0.01 * out["entropy"], 0.0)), out["logprobs"]
 
-  def policy_needed_loss(p, tokens, segments):  # the trainer's losses: only action tokens' logits
-    return policy_loss(p, tokens, segments, needed=needed)
-
   def critic_loss(p, tokens, segments):
     values = transformer.token_values(nnx.merge(critic_graphdef, p), tokens, segment_ids=segments)
     return jnp.sum(jnp.where(segments > 0, values ** 2, 0.0)), values
 
   print(f"model: {config.num_layers} layers, width {config.hidden_size}, "
         f"{config.num_params() / 1e6:.2f}M parameters; {jax.devices()[0].platform}")
-  print(f"{'shape':>10} {'part':>7} {'block':>6} {'median ms':>10} {'ratio':>6} {'compile s':>10} {'max |diff|':>12}")
+  print(f"{'shape':>10} {'part':>13} {'block':>6} {'median ms':>10} {'ratio':>6} {'compile s':>10} {'max |diff|':>12}")
   for rows, T in shapes:
     tokens = jnp.asarray(rng.integers(3, config.vocab_size, (rows, T)), jnp.int32)
     segments = jnp.asarray(np.stack([packed_row(T) for _ in range(rows)]))
     needed = (segments > 0) & jnp.asarray(rng.random((rows, T)) < args.action_fraction)
-    parts = (("policy", policy_loss, params), ("policy/needed", policy_needed_loss, params),
+    # policy/needed: as the trainer's losses do, only the action tokens' logits.
+    parts = (("policy", policy_loss, params),
+             ("policy/needed", functools.partial(policy_loss, needed=needed), params),
              ("critic", critic_loss, critic_params))
     for part, loss, p in parts:
       steps, compile_s, outs = {}, {}, {}
@@ -103,7 +103,7 @@ def main() -> None:
       for block in blocks:
         med = float(np.median(times[block]))
         diff = float(np.abs(np.asarray(outs[block]) - np.asarray(base_out))[real].max())
-        print(f"{rows:>4}x{T:<5} {part:>7} {block:>6} {med * 1000:>10.0f} {base / med:>6.2f} "
+        print(f"{rows:>4}x{T:<5} {part:>13} {block:>6} {med * 1000:>10.0f} {base / med:>6.2f} "
               f"{compile_s[block]:>10.1f} {diff:>12.2e}")
 
 

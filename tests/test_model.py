@@ -307,8 +307,9 @@ def test_query_blocks_give_the_same_outputs_and_gradients(monkeypatch, packed):
 @pytest.mark.parametrize("extras", ["plain", "truncated", "topk"])
 def test_needed_positions_get_the_full_outputs_and_gradients(extras):
   """`needed` (a loss's mask): those positions get the same log-probs, entropies and extras as
-  without it, and a loss over them the same gradients; the others are 0 and chunks of only
-  unneeded positions skip their logits."""
+  without it, in any order across rows, and a loss over them the same gradients; the others
+  are 0. (That chunks of unneeded positions skip their logits is a speed matter:
+  scripts/bench_attention.py.)"""
   model = init_model(tiny_config("test"), seed=4)
   rng = np.random.default_rng(6)
   ids = rng.integers(3, 4096, size=(3, 21)).astype(np.int32)
@@ -318,11 +319,10 @@ def test_needed_positions_get_the_full_outputs_and_gradients(extras):
         "topk": {"top_logprobs": 3, "gather_ids": rng.integers(0, 4096, (3, 21, 2))}}[extras]
   graphdef, params = nnx.split(model)
 
-  def outputs(params, needed):
-    out = token_logprobs(nnx.merge(graphdef, params), ids, chunk=4, needed=needed, **kw)
-    return jnp.sum(jnp.where(mask, out["logprobs"] - 0.1 * out["entropy"], 0.0)), out
+  def outputs(params, only):  # a loss over the needed positions, computed with `needed=only`
+    out = token_logprobs(nnx.merge(graphdef, params), ids, chunk=4, needed=only, **kw)
+    return jnp.sum(jnp.where(needed, out["logprobs"] - 0.1 * out["entropy"], 0.0)), out
 
-  mask = needed
   step = jax.jit(jax.value_and_grad(outputs, has_aux=True))
   (_, full), full_grads = step(params, None)
   (_, part), part_grads = step(params, needed)

@@ -637,7 +637,7 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   outs = jax.lax.map(one_chunk, inputs)
   outs = {k: v.swapaxes(0, 1).reshape((b, -1) + v.shape[3:])[:, :t] for k, v in outs.items()}
   if order is not None:  # 0 where not needed, back to [B, T] in the original order
-    inverse = jnp.argsort(order)
+    inverse = jnp.zeros_like(order).at[order].set(jnp.arange(order.size, dtype=order.dtype))
     keep = lambda v: jnp.where(needed.reshape(needed.shape + (1,) * (v.ndim - 2)), v, jnp.zeros((), v.dtype))
     outs = {k: keep(v)[0][inverse].reshape(shape + v.shape[2:]) for k, v in outs.items()}
   logp, ent = outs.pop("logp"), outs.pop("ent")
