@@ -263,6 +263,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.pack_fraction = 0.5
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
+  c.trainer.plots = True  # PNGs in <workdir>/plots at the end of the run (rl/plots.py)
   c.trainer.tensorboard = True
   c.trainer.wandb = False
 

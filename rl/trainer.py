@@ -795,6 +795,12 @@ class Trainer:
         summary["train_pass@1_gain"] = summary["train_pass@1_end"] - summary["train_pass@1_start"]
     summary_path.write_text(json.dumps(summary, indent=2))
     self.writer.close()
+    if c.trainer.plots and jax.process_index() == 0:
+      from rl import plots  # matplotlib only when plots are drawn
+      try:
+        plots.plot_run(self.workdir)
+      except Exception as e:  # noqa: BLE001 - a plot must never cost a finished run
+        print(f"plots: not written ({type(e).__name__}: {e})", flush=True)
     self.checkpointer.close()
     self.traj_writer.close()
     return summary

@@ -27,6 +27,7 @@ def tiny_config(tasks_root, iterations=2, **overrides):
   c.trainer.eval_every = 2
   c.trainer.checkpoint_every = 1
   c.trainer.tensorboard = False
+  c.trainer.plots = False  # drawn in test_tiny_run_writes_all_artifacts only
   c.trainer.pad_multiple = 256
   c.optim.mini_batch_size = 2
   c.optim.micro_batch_size = 2
@@ -61,7 +62,7 @@ def _comparable(row):
 @pytest.mark.slow
 def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
   full = tmp_path / "full"
-  summary = trainer_lib.run(tiny_config(tasks_root), full)
+  summary = trainer_lib.run(tiny_config(tasks_root, **{"trainer.plots": True}), full)
   rows = _rows(full)
   assert [r["step"] for r in rows] == [1, 2]
   for key in ("train/reward_mean", "train/success_rate", "antihack/flag_rate", "perf/sample_tokens_per_s",
@@ -73,6 +74,8 @@ def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
   assert json.loads((full / "config.json").read_text())["trainer"]["iterations"] == 2
   assert list((full / "trajectories").glob("*.jsonl"))
   assert (full / "checkpoints" / "last").exists()
+  for name in ("reward_success.png", "lengths.png", "cheat_rate.png"):
+    assert (full / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
 
 
 
