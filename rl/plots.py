@@ -29,6 +29,11 @@ def _smooth(y, k=5):
   return np.convolve(np.pad(y, (k // 2, k - 1 - k // 2), mode="edge"), np.ones(k) / k, mode="valid")
 
 
+def _legend(ax):
+  if ax.get_legend_handles_labels()[0]:  # an empty legend() warns
+    ax.legend()
+
+
 def _paired_points(ax, summary, prefix, label, last):
   """The before/after-RL measurement on the same tasks (summary.json), with standard errors."""
   start, end = summary.get(f"{prefix}_start"), summary.get(f"{prefix}_end")
@@ -62,7 +67,7 @@ def plot_run(workdir: str | Path) -> list[Path]:
   _paired_points(axes[0], summary, "train_pass@1", "train pass@1, same tasks", last=last)
   axes[0].set_xlabel("iteration")
   axes[0].set_title("training tasks")
-  axes[0].legend()
+  _legend(axes[0])
   x, y = _series(rows, "eval/pass@1")
   if x is not None:
     axes[1].plot(x, y, marker="o", label="held-out pass@1 (RL)")
@@ -75,7 +80,7 @@ def plot_run(workdir: str | Path) -> list[Path]:
   axes[1].set_ylim(-0.05, 1.05)
   axes[1].set_xlabel("iteration")
   axes[1].set_title("held-out evaluation")
-  axes[1].legend()
+  _legend(axes[1])
   fig.tight_layout()
   path = out_dir / "reward_success.png"
   fig.savefig(path, dpi=110)
@@ -89,7 +94,7 @@ def plot_run(workdir: str | Path) -> list[Path]:
       axes[0].plot(x, y, label=key.split("_")[-1])
   axes[0].set_title("trajectory length (tokens)")
   axes[0].set_xlabel("iteration")
-  axes[0].legend()
+  _legend(axes[0])
   trajectories = sorted((workdir / "trajectories").glob("*.jsonl*"))
   lengths = []
   for path in trajectories:
@@ -112,8 +117,7 @@ def plot_run(workdir: str | Path) -> list[Path]:
     x, y = _series(rows, key)
     label = "flagged episodes" if key == "antihack/flag_rate" else key.rsplit("_", 1)[-1]
     ax.plot(x, y, label=label, marker="." if len(x) < 30 else None)
-  if stage_keys:
-    ax.legend()
+  _legend(ax)
   ax.set_title("anti-hack flag rate")
   ax.set_xlabel("iteration")
   ax.set_ylim(bottom=0)
