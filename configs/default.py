@@ -272,8 +272,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft = ml_collections.ConfigDict()
   c.sft.enabled = True
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
-  # 200 steps teach the tool format and about a third of the fixes (per-episode success 0.23-0.50
-  # over three seeds), which leaves RL room to show what it learns; 240 steps reach 0.7-0.9 and
+  # 200 steps teach the tool format and about a third of the fixes (per-episode success 0.19-0.52
+  # over five seeds), which leaves RL room to show what it learns; 240 steps reach 0.7-0.9 and
   # RL then has little left to gain (README, eleventh round).
   c.sft.steps = 200
   c.sft.lr = 2e-3
