@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from rl.metrics import read_metrics  # noqa: E402
+from rl.trajectory import read_trajectories  # noqa: E402
 
 
 def _series(rows, key):
@@ -95,13 +96,9 @@ def plot_run(workdir: str | Path) -> list[Path]:
   axes[0].set_title("trajectory length (tokens)")
   axes[0].set_xlabel("iteration")
   _legend(axes[0])
-  trajectories = sorted((workdir / "trajectories").glob("*.jsonl*"))
-  lengths = []
-  for path in trajectories:
-    if path.suffix == ".jsonl":
-      for line in path.read_text().splitlines():
-        if line.strip():
-          lengths.append(len(json.loads(line).get("steps", [])))
+  trajectories = workdir / "trajectories"
+  lengths = ([len(r.get("steps", [])) for r in read_trajectories(trajectories, validate=False)]
+             if trajectories.is_dir() else [])
   if lengths:
     axes[1].hist(lengths, bins=range(0, max(lengths) + 2), color="tab:purple")
   axes[1].set_title("trajectory length (agent steps), all iterations")
