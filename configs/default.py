@@ -112,6 +112,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.agent.tool_prompt = "compact"  # "compact" (short tool list) | "schema" (Hermes JSON schemas)
   c.agent.episode_timeout_s = 0.0  # wall-clock limit per episode (reason `timeout`); 0 = none
   c.agent.min_ready_fraction = 1.0  # decode when this share of tool-waiting episodes is back
+  # Episodes holding a sandbox and a sampler row at once; the rest of a rollout waits for a free
+  # slot (a rollout over hundreds of tasks would otherwise start every sandbox together). 0 = all.
+  c.agent.max_live_episodes = 64
   # Decode every message as free text plus one well-formed tool call (a known tool, its argument
   # names, JSON strings): the sampler masks what the call grammar rules out and the update scores
   # the same masked distribution (rl.constrained, docs/rollouts.md).

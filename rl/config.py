@@ -81,6 +81,7 @@ _RANGES = (
     ("agent.max_turns", 1, math.inf, True),
     ("agent.max_tokens_per_turn", 1, math.inf, True),
     ("agent.max_thought_bytes", 0, math.inf, True),
+    ("agent.max_live_episodes", 0, math.inf, True),
     ("sandbox.exec_timeout_s", 0.0, math.inf, False),
     ("sampling.temperature", 0.0, math.inf, True),
     ("sampling.top_p", 0.0, 1.0, False),

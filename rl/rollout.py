@@ -65,6 +65,9 @@ class AgentLimits:
   # Decode once this fraction of the episodes waiting for a tool result are ready (1.0: strict
   # turn-synchronous batches; lower values let slow tools lag behind a turn).
   min_ready_fraction: float = 1.0
+  # At most this many episodes hold a sandbox (and a sampler row) at once; the rest wait and
+  # start as earlier ones finish. 0 = every episode of the rollout at once.
+  max_live_episodes: int = 0
 
   def __post_init__(self):
     if self.mode not in ("multi_turn", "single_turn"):
@@ -77,6 +80,8 @@ class AgentLimits:
       raise ValueError(f"the per-command timeout must be positive, got {self.command_timeout_s!r}")
     if not 0.0 < self.min_ready_fraction <= 1.0:
       raise ValueError(f"min_ready_fraction must be in (0, 1], got {self.min_ready_fraction!r}")
+    if int(self.max_live_episodes) < 0:
+      raise ValueError(f"agent.max_live_episodes must be >= 0 (0 = no limit), got {self.max_live_episodes!r}")
 
   @classmethod
   def from_config(cls, config: Any) -> "AgentLimits":
@@ -89,7 +94,8 @@ class AgentLimits:
                command_timeout_s=float(config.sandbox.exec_timeout_s),
                episode_timeout_s=float(timeout) if timeout else None,
                num_workers=int(get(a, "num_workers", 2)),
-               min_ready_fraction=float(get(a, "min_ready_fraction", 1.0)))
+               min_ready_fraction=float(get(a, "min_ready_fraction", 1.0)),
+               max_live_episodes=int(get(a, "max_live_episodes", 0)))
 
 
 def sandbox_config_from(config: Any) -> Any:
@@ -430,9 +436,10 @@ class RolloutEngine:
     # behaves the same in a resumed run as in an uninterrupted one.
     self._next_id = 0
     runs = [self._new_run(task, gi) for gi, task in enumerate(tasks) for _ in range(group_size)]
+    live = self.limits.max_live_episodes or len(runs)
     begin = getattr(self.policy, "begin", None)
     if begin is not None:
-      begin(len(runs))
+      begin(min(live, len(runs)))
     by_id = {r.id: r for r in runs}
     done: dict[int, Episode] = {}
     self._gen_intervals: list[tuple[float, float]] = []
@@ -454,13 +461,22 @@ class RolloutEngine:
         pool = grading_pool if kind == "final" else tool_pool
         pending[pool.submit(self._timed, fn)] = (kind, run.id, time.perf_counter())
 
-      for run in runs:
-        submit("open", run, lambda run=run: self._open(run))
-        waiting_tool += 1
+      # Episodes past the live limit wait here; each finished one lets the next open.
+      queued = collections.deque(runs)
+
+      def admit() -> int:
+        started = 0
+        while queued and len(queued) > len(runs) - len(done) - live:
+          run = queued.popleft()
+          submit("open", run, lambda run=run: self._open(run))
+          started += 1
+        return started
+
+      waiting_tool += admit()
 
       try:
         self._loop(runs, by_id, done, ready, pending, submit, waiting_tool, tool_latencies,
-                   grade_latencies, batch_sizes)
+                   grade_latencies, batch_sizes, admit)
       except BaseException:
         # A policy failure (or an interrupt) aborts the rollout: free every sandbox first.
         for fut in pending:
@@ -481,8 +497,10 @@ class RolloutEngine:
 
   def _loop(self, runs: list[_Run], by_id: dict[int, _Run], done: dict[int, Episode],
             ready: collections.deque, pending: dict, submit: Callable[..., None], waiting_tool: int,
-            tool_latencies: list[float], grade_latencies: list[float], batch_sizes: list[int]) -> None:
-    """The scheduling loop: decode ready episodes, dispatch their tools, collect sandbox results."""
+            tool_latencies: list[float], grade_latencies: list[float], batch_sizes: list[int],
+            admit: Callable[[], int]) -> None:
+    """The scheduling loop: decode ready episodes, dispatch their tools, collect sandbox results;
+    `admit()` opens the sandboxes of waiting episodes as others finish (returns how many)."""
     while len(done) < len(runs):
       # 1. Decode for the ready episodes when enough of the batch has caught up.
       if ready and len(ready) >= self.limits.min_ready_fraction * (len(ready) + waiting_tool):
@@ -545,6 +563,7 @@ class RolloutEngine:
           grade_latencies.append(end - submitted_at)
           done[run.id] = self._finish(run, value, error)
           self.policy.release([run.id])
+          waiting_tool += admit()
 
   # -- steps ------------------------------------------------------------------------------------
   def _new_run(self, task: Any, group_id: int) -> _Run:

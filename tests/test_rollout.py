@@ -272,6 +272,8 @@ def test_limits_reject_bad_config():
     rollout.AgentLimits(max_turns=0)
   with pytest.raises(ValueError, match="agent.mode"):
     rollout.AgentLimits(mode="chat")
+  with pytest.raises(ValueError, match="max_live_episodes"):
+    rollout.AgentLimits(max_live_episodes=-1)
 
 
 def test_process_rewards_per_turn(tasks, renderer):
@@ -333,6 +335,46 @@ def test_partial_batches_let_fast_episodes_run_ahead(tasks, renderer):
     assert all(e.terminated == "submit" for e in episodes)
     sizes[fraction] = metrics["rollout/batch_size_mean"]
   assert sizes[1.0] == 2.0 and sizes[0.5] < 2.0
+
+
+def test_live_episode_limit_bounds_open_sandboxes(tasks, renderer):
+  """With max_live_episodes = 2, at most two sessions are open at any time, every episode still
+  runs, and the expert's outcomes are those of the unbounded rollout."""
+  import threading
+
+  lock = threading.Lock()
+  state = {"open": 0, "peak": 0, "opened": 0}
+
+  class CountingSession(agent_lib.UnsandboxedSession):
+    def close(self):
+      if not self.closed:
+        with lock:
+          state["open"] -= 1
+      super().close()
+
+  def open_session(ws, cfg):
+    del cfg
+    with lock:
+      state["open"] += 1
+      state["opened"] += 1
+      state["peak"] = max(state["peak"], state["open"])
+    return CountingSession(ws)
+
+  outcomes = {}
+  for limit in (0, 2):
+    state.update(open=0, peak=0, opened=0)
+    config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096,
+                         max_live_episodes=limit)
+    engine = make_engine(config, policies.ScriptedExpert(renderer, seed=3), renderer)
+    engine.open_session = open_session
+    episodes, _ = engine.run(tasks, group_size=2)
+    assert state["opened"] == 8 and state["open"] == 0
+    outcomes[limit] = [(e.task_id, e.success, e.terminated) for e in episodes]
+    if limit:
+      assert state["peak"] == 2
+    else:
+      assert state["peak"] > 2
+  assert outcomes[0] == outcomes[2] and all(ok for _, ok, _ in outcomes[2])
 
 
 def test_policy_failure_closes_every_session(tasks, renderer):

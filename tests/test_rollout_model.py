@@ -47,3 +47,34 @@ def test_model_policy_multi_turn_bookkeeping(tmp_path):
     assert (lp[mask] < 0).all() and (lp[~mask] == 0).all()
     assert all(s["tokens"]["action"] <= 12 for s in ep.record["steps"])
   assert metrics["rollout/policy_calls"] >= 3
+
+
+@pytest.mark.slow
+def test_model_policy_reuses_rows_under_a_live_episode_limit(tmp_path):
+  """With agent.max_live_episodes = 2 the sampler keeps two rows; an episode that starts in a
+  row freed by a finished one sees only its own tokens in the cache."""
+  Sampler = pytest.importorskip("rl.sampling").Sampler  # pylint: disable=invalid-name
+  tokenizer = load_tokenizer()
+  renderer = agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
+  model = init_model(tiny_config("test", vocab_size=len(tokenizer)), seed=0)
+  sampler = Sampler(model, max_cache_len=512, stop_token_ids=stop_token_ids(tokenizer),
+                    stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
+
+  class SnapshotPolicy(policies.ModelPolicy):
+    histories: dict[int, list[int]] = {}
+
+    def release(self, episode_ids):
+      for i in episode_ids:
+        if i in self._rows:
+          self.histories[i] = list(self.conv.history[self._rows[i]])
+      super().release(episode_ids)
+
+  policy = SnapshotPolicy(sampler, batch_size=1, temperature=1.0, seed=1)
+  tasks = [make_task(tmp_path, i) for i in range(3)]
+  config = make_config(max_turns=2, max_tokens_per_turn=12, max_tokens_per_trajectory=512,
+                       max_live_episodes=2)
+  episodes, _ = make_engine(config, policy, renderer).run(tasks, group_size=2)
+  assert len(episodes) == 6 and policy.conv.batch_size == 2 and not policy._rows
+  for ep in episodes:
+    history = policy.histories[ep.record["episode_id"]]
+    assert history and ep.tokens[:len(history)] == history
