@@ -131,6 +131,17 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
   return cfg, policy, critic
 
 
+def resolve_init_from(path: str | Path) -> Path:
+  """`config.init_from` as a directory: as given, or relative to the repository (so that
+  "rl/assets/tiny_base" works from any working directory)."""
+  given = Path(path)
+  for candidate in (given, Path(__file__).resolve().parents[1] / given):
+    if candidate.is_dir():
+      return candidate
+  raise FileNotFoundError(f"config.init_from: no such directory: {str(path)!r} (a Hugging Face "
+                          f"directory or a run directory of ours)")
+
+
 def _copy(tree):
   return jax.tree.map(lambda x: jnp.array(x, copy=True), tree)
 
@@ -296,10 +307,16 @@ class Trainer:
     return "started from scratch"
 
   def _init_from(self, path: str) -> None:
-    path = Path(path)
+    path = resolve_init_from(path)
     if (path / "config.json").exists() and any(path.glob("*.safetensors")):
       loaded = model_lib.load_hf_checkpoint(path)
       src = nnx.state(loaded, nnx.Param)
+      want = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(self.state.policy)}
+      got = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(src)}
+      if want != got:
+        diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))[:3]
+        raise ValueError(f"config.init_from {str(path)!r}: its weights do not fit config.model "
+                         f"(first differences: {', '.join(f'{k} {got.get(k)} vs {want.get(k)}' for k in diff)})")
       policy = nnx.merge(self.policy_graphdef, self.state.policy)
       nnx.update(policy, src)
       self.state = self.state.replace(policy=_copy(nnx.state(policy, nnx.Param)))

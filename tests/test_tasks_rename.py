@@ -7,7 +7,7 @@ import pytest
 
 from rl.tasks import load_task_root
 from rl.tasks.importers import apply_fix
-from rl.tasks.synthetic import LIBRARY, generate
+from rl.tasks.synthetic import LIBRARY, bug_identity, generate
 from rl.tasks.synthetic.mutate import enumerate_mutations, failing_cases
 from rl.tasks.synthetic.rename import LOCAL_NAMES, MODULE_NAMES, all_names, draw_mapping, local_names, rename
 from rl.tasks.verify import sandbox_available
@@ -77,6 +77,8 @@ def test_generate_renamed_variants(tmp_path):
       assert failing_cases(fixed[path], lib.cases) == []
     codes = {(t.repo_dir / t.metadata["files"][0]).read_text() for t in variants}
     assert len(codes) == 3  # three spellings of the same code
+    assert len({bug_identity(t) for t in variants}) == 1 and bug_identity(variants[0])[2] >= 0
+  assert len({bug_identity(v[0]) for v in by_bug.values()}) == len(by_bug)  # one identity per bug
 
 
 def test_tier_weights_from_text():

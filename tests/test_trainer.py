@@ -239,3 +239,32 @@ def test_success_trend_compares_first_and_last_tenth_of_iterations():
   assert trend["train_success_gain"] == pytest.approx(0.5)
   assert trainer_lib.success_trend([{"train/success_rate": 1.0}])["train_success_window"] == 1
   assert trainer_lib.success_trend([]) == {}
+
+
+def test_init_from_a_hugging_face_directory(tmp_path, tasks_root, monkeypatch):
+  """init_from loads an HF directory's weights into the policy (relative paths also from the
+  repository), and refuses weights of another shape or a missing directory, naming the field."""
+  import dataclasses
+
+  import jax
+  from flax import nnx
+
+  from rl.model import init_model, save_hf_checkpoint
+
+  cfg = tiny_config(tasks_root, iterations=0)
+  trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, tmp_path / "run"))
+  config = nnx.merge(trainer.policy_graphdef, trainer.state.policy).config
+  other = init_model(config, seed=5)
+  save_hf_checkpoint(other, tmp_path / "hf")
+  trainer._init_from(str(tmp_path / "hf"))
+  for got, want in zip(jax.tree.leaves(trainer.state.policy), jax.tree.leaves(nnx.state(other, nnx.Param))):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+  save_hf_checkpoint(init_model(dataclasses.replace(config, intermediate_size=config.intermediate_size * 2)),
+                     tmp_path / "wide")
+  with pytest.raises(ValueError, match="init_from .*do not fit config.model"):
+    trainer._init_from(str(tmp_path / "wide"))
+  with pytest.raises(FileNotFoundError, match="config.init_from: no such directory"):
+    trainer_lib.resolve_init_from(tmp_path / "missing")
+  monkeypatch.chdir(tmp_path)
+  assert trainer_lib.resolve_init_from("rl/assets") == Path(trainer_lib.__file__).resolve().parents[1] / "rl/assets"

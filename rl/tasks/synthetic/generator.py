@@ -335,6 +335,15 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   return GenerateResult(kept, rejected, info)
 
 
+def bug_identity(task: Task) -> tuple[str, str, int]:
+  """A synthetic task's bug, whatever its spelling: function, mutation operator and the line
+  number of the buggy line in its module (renamed variants keep every line where it was)."""
+  m = task.metadata["mutations"][0]
+  lines = (pathlib.Path(task.repo_dir) / m["path"]).read_text(encoding="utf-8").splitlines()
+  line = next((i for i, text in enumerate(lines) if text == m["buggy_line"]), -1)
+  return (m["function"], m["operator"], line)
+
+
 def load_task_root_single(task_dir: pathlib.Path) -> Task:
   from rl.tasks.format import load_task  # pylint: disable=import-outside-toplevel
   return load_task(task_dir)
