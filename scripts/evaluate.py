@@ -82,6 +82,7 @@ def main(argv):
   checkpoint = Path(_CHECKPOINT.value)
   if (checkpoint / "config.json").exists() and any(checkpoint.glob("*.safetensors")):
     config.model.hf_checkpoint = str(checkpoint)
+    config.init_from = ""  # the checkpoint is the model (not the config's base weights)
   elif (checkpoint / "checkpoints").exists():
     config.init_from = str(checkpoint)
   else:

@@ -123,7 +123,7 @@ def main(argv=None) -> int:
   out = pathlib.Path(args.out)
   if out.exists():
     shutil.rmtree(out)
-  model_lib.save_hf_checkpoint(policy, out)
+  model_lib.save_hf_checkpoint(policy, out, tokenizer=trainer.tokenizer)  # a complete HF directory
   info = {
       "corpus": corpus, "sft_steps": args.steps, "sft_lr": c.sft.lr, "sft_batch_size": c.sft.batch_size,
       "sft_nll_first": summary.get("sft_nll_first"), "sft_nll_last": summary.get("sft_nll_last"),

@@ -19,6 +19,7 @@ def tiny_config(tasks_root, iterations=2, **overrides):
   c = default.get_config().unlock()
   c.model.tiny = "test"
   c.model.hidden_size = c.model.num_layers = c.model.intermediate_size = 0  # the preset's sizes
+  c.init_from = ""  # the default's base has the default model's shape, not the test preset's
   c.tasks.difficulty = ""
   c.tasks.root = str(tasks_root)
   c.tasks.num_synthetic = 12

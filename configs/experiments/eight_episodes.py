@@ -13,6 +13,7 @@ from configs import default
 
 def get_config(arg=None):
   c = default.get_config(arg).unlock()
+  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
   c.trainer.iterations = 14
   c.sft.steps = 240  # the default's SFT length when these rounds were measured
   c.trainer.tasks_per_iteration = 8

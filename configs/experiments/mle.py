@@ -22,6 +22,7 @@ from configs import default
 
 def get_config(arg=None):
   c = default.get_config(arg).unlock()
+  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
   c.tasks.sources = (("mle", 1.0),)
   c.tasks.split = "train"
   c.tasks.eval_split = "train"  # one task per competition; its score is on held-out test rows

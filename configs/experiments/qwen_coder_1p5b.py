@@ -16,6 +16,7 @@ from configs import default
 def get_config(arg=None):
   c = default.get_config().unlock()
   c.model.hf_checkpoint = arg or "/models/Qwen2.5-Coder-1.5B-Instruct"
+  c.init_from = ""  # the checkpoint above is the model (the default's tiny base does not fit it)
   c.model.dtype = "bfloat16"
   c.model.param_dtype = "float32"
   c.model.remat = True

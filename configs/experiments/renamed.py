@@ -17,6 +17,8 @@ from configs import default
 
 def get_config(arg=None):
   c = default.get_config(arg).unlock()
+  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
+  c.trainer.iterations = 12
   c.tasks.synthetic_renames = 2
   c.tasks.synthetic_tiers = "easy=1"
   c.tasks.num_synthetic = 90

@@ -15,5 +15,7 @@ from configs import default
 
 def get_config(arg=None):
   c = default.get_config(arg).unlock()
+  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
+  c.trainer.iterations = 12
   c.sft.steps = 240
   return c.lock()
