@@ -228,7 +228,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # --- optimisation --------------------------------------------------------------
   c.optim = ml_collections.ConfigDict()
   # With 48 episodes per iteration: 1e-4 learns; 1.5e-4 and 2e-4 drift (entropy up, success
-  # down) in some seeds (README, "What was tried").
+  # down) in some seeds (docs/experiments.md).
   c.optim.policy_lr = 1e-4
   c.optim.critic_lr = 1e-3
   c.optim.schedule = "constant"  # constant | cosine | linear
@@ -305,7 +305,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.expert_give_up_prob = 0.0
   # This share of the expert's episodes make one mistake (a wrong path, an `old` string not in
   # the file, broken JSON) and recover from it; the failed turn is left out of the SFT loss.
-  # On the default model 0.4 made SFT worse (pass@1 0.44): it does not copy from its context (README).
+  # On the default model 0.4 made SFT worse (pass@1 0.44): it does not copy from its context (docs/experiments.md).
   c.sft.expert_mistake_prob = 0.0
   # Clone every demonstration, failed ones included (False: only those that solved their task).
   c.sft.keep_failed_demonstrations = False

@@ -2,7 +2,7 @@ r"""Builds the tiny base model that the default experiment starts from (rl/asset
 
 RL post-training starts from a pretrained model, not from random weights. At the default's
 scale (0.9M parameters, 2 CPU cores, 15 minutes) the run cannot afford the data a model needs
-to read names and lines from its context instead of recalling them (README, ninth round), so
+to read names and lines from its context instead of recalling them (docs/experiments.md, ninth round), so
 that part is done once, here, and the result is committed:
 
 1. The corpus: every verified easy bug of the **train-split functions** of the synthetic

@@ -25,6 +25,7 @@ def test_base_fits_the_default_model(info):
   assert (model.config.hidden_size, model.config.num_layers, model.config.intermediate_size) == (
       c.model.hidden_size, c.model.num_layers, c.model.intermediate_size)
   assert model.config.vocab_size == len(load_tokenizer())
+  assert load_tokenizer(BASE).get_vocab() == load_tokenizer().get_vocab()  # a complete HF directory
   assert info["model"]["hidden_size"] == c.model.hidden_size
 
 

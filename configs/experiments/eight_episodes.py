@@ -1,7 +1,7 @@
 r"""The previous default RL setting: 8 episodes per iteration, policy lambda 1 over tokens, no
 critic warm-up, the policy gradient on every action token, free-form tool calls, lr 5e-5.
 
-Measured (README, "What was tried"): it holds the SFT policy (train pass@1 0.708 -> 0.708 over
+Measured (docs/experiments.md): it holds the SFT policy (train pass@1 0.708 -> 0.708 over
 14 iterations) and every 8-episode variant that moved it made it worse; kept to reproduce those
 rounds.
 

@@ -5,7 +5,7 @@ variants (rl/tasks/synthetic/rename.py), so a task's path and lines are only kno
 prompt and the files, not from memory; the expert always reads the file it edits. Held-out
 tasks are renamed the same way.
 
-Measured (README, ninth round), SFT alone: 240 steps take 8 minutes and leave the renamed
+Measured (docs/experiments.md, ninth round), SFT alone: 240 steps take 8 minutes and leave the renamed
 training tasks mostly unsolved (pass@1 0.39 greedy, 0.056 at T = 0.7); 720 steps memorise
 them (0.986) and open the held-out task's file 10 times in 18, with held-out pass@1 still 0.
 
