@@ -1,7 +1,7 @@
 """Semantics-preserving renaming of the synthetic tasks' code: local names and module files.
 
 A function library of a few dozen entries lets a small policy memorise each task's path and
-lines instead of reading them from its context (README, "What was tried"). A renamed variant
+lines instead of reading them from its context (docs/experiments.md). A renamed variant
 of a task keeps its function, bug and tests but calls its parameters and local variables, and
 the module file that holds it, by other names, so the same bug appears in several spellings
 and only the files in front of the agent tell which one.
