@@ -12,14 +12,19 @@ from rl.tokenizer import load_tokenizer, stop_token_ids
 from test_rollout_helpers import make_config, make_engine, make_task
 
 
-@pytest.mark.slow
-def test_model_policy_multi_turn_bookkeeping(tmp_path):
+def _sampler_and_renderer():
+  """A sampler over a random tiny model, stopping at the end of a turn or a tool call."""
   Sampler = pytest.importorskip("rl.sampling").Sampler  # pylint: disable=invalid-name
   tokenizer = load_tokenizer()
-  renderer = agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
   model = init_model(tiny_config("test", vocab_size=len(tokenizer)), seed=0)
   sampler = Sampler(model, max_cache_len=512, stop_token_ids=stop_token_ids(tokenizer),
                     stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
+  return sampler, agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
+
+
+@pytest.mark.slow
+def test_model_policy_multi_turn_bookkeeping(tmp_path):
+  sampler, renderer = _sampler_and_renderer()
 
   class RecordingPolicy(policies.ModelPolicy):
     rows_seen: dict[int, int] = {}
@@ -53,12 +58,7 @@ def test_model_policy_multi_turn_bookkeeping(tmp_path):
 def test_model_policy_reuses_rows_under_a_live_episode_limit(tmp_path):
   """With agent.max_live_episodes = 2 the sampler keeps two rows; an episode that starts in a
   row freed by a finished one sees only its own tokens in the cache."""
-  Sampler = pytest.importorskip("rl.sampling").Sampler  # pylint: disable=invalid-name
-  tokenizer = load_tokenizer()
-  renderer = agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
-  model = init_model(tiny_config("test", vocab_size=len(tokenizer)), seed=0)
-  sampler = Sampler(model, max_cache_len=512, stop_token_ids=stop_token_ids(tokenizer),
-                    stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
+  sampler, renderer = _sampler_and_renderer()
 
   class SnapshotPolicy(policies.ModelPolicy):
     histories: dict[int, list[int]] = {}
