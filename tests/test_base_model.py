@@ -38,3 +38,35 @@ def test_base_corpus_left_out_the_heldout_functions_and_the_default_training_bug
   spellings = 1 + corpus["renames"]
   assert corpus["excluded_default_bugs"] % spellings == 0 and corpus["excluded_default_bugs"] >= 24 * spellings
   assert corpus["train"] + corpus["heldout"] + corpus["excluded_default_bugs"] == corpus["generated"]
+
+
+@pytest.mark.slow
+def test_make_base_builds_a_loadable_base_from_a_clean_corpus(tmp_path):
+  """scripts/make_base.py end to end at toy size: its corpus holds no held-out function in the
+  train split and none of the default's training bugs; the output is a complete HF directory."""
+  import importlib.util
+
+  from rl.tasks import load_task_root
+  from rl.tasks.synthetic import bug_identity
+
+  script = Path(__file__).resolve().parents[1] / "scripts" / "make_base.py"
+  spec = importlib.util.spec_from_file_location("make_base", script)
+  make_base = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(make_base)
+  out, work = tmp_path / "base", tmp_path / "work"
+  assert make_base.main(["--out", str(out), "--workdir", str(work), "--steps", "2", "--renames", "0",
+                         "--num", "60", "--seed", "1"]) == 0
+
+  info = json.loads((out / "base.json").read_text())
+  assert info["sft_steps"] == 2 and info["corpus"]["excluded_default_bugs"] > 0
+  corpus = load_task_root(work / "corpus")
+  excluded = make_base.default_training_bugs(work)
+  heldout = set(info["corpus"]["heldout_functions"])
+  train = [t for t in corpus if t.split == "train"]
+  assert len(train) == info["corpus"]["train"] and info["demonstrations"] == len(train)
+  assert not {bug_identity(t) for t in train} & excluded
+  assert not {t.metadata["functions"][0] for t in train} & heldout
+  assert {t.metadata["functions"][0] for t in corpus if t.split == "heldout"} <= heldout
+  model = load_hf_checkpoint(out)
+  assert model.config.hidden_size == default.get_config().model.hidden_size
+  assert load_tokenizer(out).get_vocab() == load_tokenizer().get_vocab()
