@@ -8,12 +8,11 @@ rounds.
   .venv/bin/python train.py --config configs/experiments/eight_episodes.py --workdir runs/eight
 """
 
-from configs import default
+from configs.experiments import scratch
 
 
 def get_config(arg=None):
-  c = default.get_config(arg).unlock()
-  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
+  c = scratch.get_config(arg).unlock()
   c.trainer.iterations = 14
   c.sft.steps = 240  # the default's SFT length when these rounds were measured
   c.trainer.tasks_per_iteration = 8

@@ -12,13 +12,11 @@ them (0.986) and open the held-out task's file 10 times in 18, with held-out pas
   .venv/bin/python train.py --config configs/experiments/renamed.py --workdir runs/renamed
 """
 
-from configs import default
+from configs.experiments import scratch
 
 
 def get_config(arg=None):
-  c = default.get_config(arg).unlock()
-  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
-  c.trainer.iterations = 12
+  c = scratch.get_config(arg).unlock()
   c.tasks.synthetic_renames = 2
   c.tasks.synthetic_tiers = "easy=1"
   c.tasks.num_synthetic = 90

@@ -10,12 +10,10 @@ is cheaper than RL.
   .venv/bin/python train.py --config configs/experiments/sft240.py --workdir runs/sft240
 """
 
-from configs import default
+from configs.experiments import scratch
 
 
 def get_config(arg=None):
-  c = default.get_config(arg).unlock()
-  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
-  c.trainer.iterations = 12
+  c = scratch.get_config(arg).unlock()
   c.sft.steps = 240
   return c.lock()
