@@ -97,11 +97,20 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.tasks.eval_split = "heldout"
   c.tasks.difficulty = "easy"  # "" = every tier; easy | medium | hard
   c.tasks.max_eval_tasks = 0  # 0 = every held-out task
+  # Where held-out tasks come from: () = the training sources' eval_split. The training root's
+  # held-out share (a fifth of num_synthetic) is too small to measure on, so the default
+  # evaluates on a root of its own: eval_num_synthetic bugs planted only in held-out functions.
+  c.tasks.eval_sources = (("synthetic_heldout", 1.0),)
+  c.tasks.eval_num_synthetic = 48
   c.tasks.num_synthetic = 60
   c.tasks.synthetic_seed = 0
   # Renamed variants of each synthetic bug (other parameter, variable and module names), each
   # right after it: a policy must then read names from its context (rl/tasks/synthetic/rename.py).
   c.tasks.synthetic_renames = 0
+  # Functions the bugs are planted in: "core" (the bundled library), "families" (nine loop shapes
+  # over ten conditions, rl/tasks/synthetic/families.py: a held-out function's shape and
+  # condition both occur in training) or "all" (both).
+  c.tasks.synthetic_library = "all"
   c.tasks.synthetic_tiers = ""  # "easy=1" generates only that tier; "" = easy 0.5, medium 0.3, hard 0.2
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
   c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition

@@ -150,14 +150,21 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       reg.get(value)
     except LookupError as e:
       raise ConfigError(f"config.{field}: {e}") from None
-  for entry in get_field(config, "tasks.sources"):
-    name, weight = (entry, 1.0) if isinstance(entry, str) else entry
-    try:
-      registry.TASK_SOURCES.get(str(name).partition(":")[0])
-    except LookupError as e:
-      raise ConfigError(f"config.tasks.sources: {e}") from None
-    if not weight > 0:
-      raise ConfigError(f"config.tasks.sources: weight of {name!r} must be > 0, got {weight}")
+  for field in ("sources", "eval_sources"):
+    for entry in config.tasks.get(field, ()):
+      name, weight = (entry, 1.0) if isinstance(entry, str) else entry
+      try:
+        registry.TASK_SOURCES.get(str(name).partition(":")[0])
+      except LookupError as e:
+        raise ConfigError(f"config.tasks.{field}: {e}") from None
+      if not weight > 0:
+        raise ConfigError(f"config.tasks.{field}: weight of {name!r} must be > 0, got {weight}")
+  from rl.tasks.synthetic.generator import LIBRARIES  # pylint: disable=import-outside-toplevel
+  library = config.tasks.get("synthetic_library", "core")
+  if library not in LIBRARIES:
+    raise ConfigError(f"config.tasks.synthetic_library={library!r}: unknown; known: {', '.join(LIBRARIES)}")
+  if config.tasks.get("eval_num_synthetic", 0) < 0:
+    raise ConfigError(f"config.tasks.eval_num_synthetic={config.tasks.eval_num_synthetic} must be >= 0")
 
 
 

@@ -235,7 +235,13 @@ class Trainer:
       tasks.sort(key=lambda t: t.id)
     difficulty = self.config.tasks.difficulty or None
     train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
-    evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
+    if self.config.tasks.get("eval_sources"):  # a separate evaluation mixture (its eval_split)
+      eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources")
+      for _, _, tasks in eval_mixture.sources:
+        tasks.sort(key=lambda t: t.id)
+      evaluation_tasks = eval_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
+    else:
+      evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
     if self.config.tasks.max_eval_tasks:
       evaluation_tasks = evaluation_tasks[:self.config.tasks.max_eval_tasks]
     if not train:

@@ -44,6 +44,7 @@ def main() -> None:
 
   c = default.get_config().unlock()
   c.tasks.num_synthetic = 12
+  c.tasks.eval_sources = ()
   c.trainer.tasks_per_iteration = args.batch
   c.optim.mini_batch_size = args.mini_batch
   c.trainer.tensorboard = False

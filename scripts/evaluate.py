@@ -88,6 +88,7 @@ def main(argv):
   else:
     raise SystemExit(f"{checkpoint}: neither a Hugging Face directory nor a run directory")
   config.tasks.sources = (("dir:" + str(Path(_TASKS.value).absolute()), 1.0),)
+  config.tasks.eval_sources = ()
   config.tasks.split = _SPLIT.value or "train"
   config.sft.enabled = False
   config.trainer.eval_temperature = (_TEMPERATURE.value if _TEMPERATURE.value is not None

@@ -6,7 +6,8 @@ to read names and lines from its context instead of recalling them (docs/experim
 that part is done once, here, and the result is committed:
 
 1. The corpus: every verified easy bug of the **train-split functions** of the synthetic
-   library, each in 1 + `--renames` spellings (other local and module names,
+   library (`--library`, by default the default experiment's: the bundled functions and the
+   function families), each in 1 + `--renames` spellings (other local and module names,
    rl/tasks/synthetic/rename.py). Never a held-out function; and, unless `--keep-default-bugs`,
    none of the bugs of the default experiment's training tasks (matched by function, operator
    and line, whatever the spelling), so RL in the default meets bugs the base has not seen.
@@ -48,7 +49,7 @@ def default_training_bugs(workdir: pathlib.Path) -> set[tuple[str, str, int]]:
 
 
 def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
-                 num_tasks: int = 100_000) -> tuple[pathlib.Path, dict]:
+                 num_tasks: int = 100_000, library: str = "core") -> tuple[pathlib.Path, dict]:
   """Generates every easy bug in 1 + renames spellings and keeps a root of the usable ones:
   train split minus `exclude`, and the whole held-out split (for evaluation only)."""
   from rl.tasks import format as task_format
@@ -56,7 +57,7 @@ def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
 
   generated = workdir / "generated"
   result = generate(generated, num_tasks=num_tasks, seed=seed, tier_weights={"easy": 1.0}, renames=renames,
-                    log=lambda s: print(s, flush=True))
+                    library=library, log=lambda s: print(s, flush=True))
   root = workdir / "corpus"
   if root.exists():
     shutil.rmtree(root)
@@ -71,7 +72,8 @@ def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
   task_format.write_manifest(root)
   info = {"generated": len(result.tasks), "excluded_default_bugs": excluded,
           "train": sum(t.split == "train" for t in kept), "heldout": sum(t.split == "heldout" for t in kept),
-          "heldout_functions": result.info.get("heldout_functions"), "renames": renames, "seed": seed}
+          "heldout_functions": result.info.get("heldout_functions"), "renames": renames, "seed": seed,
+          "library": library}
   return root, info
 
 
@@ -84,6 +86,8 @@ def main(argv=None) -> int:
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--keep-default-bugs", action="store_true",
                       help="do not drop the default experiment's training bugs from the corpus")
+  parser.add_argument("--library", default="",
+                      help="synthetic library (core | families | all); default: the default experiment's")
   parser.add_argument("--num", type=int, default=100_000,
                       help="tasks to generate (the default: every easy bug the library has)")
   args = parser.parse_args(argv)
@@ -99,12 +103,14 @@ def main(argv=None) -> int:
   workdir = pathlib.Path(args.workdir)
   workdir.mkdir(parents=True, exist_ok=True)
   exclude = set() if args.keep_default_bugs else default_training_bugs(workdir)
-  root, corpus = build_corpus(workdir, args.renames, args.seed, exclude, args.num)
+  library = args.library or default.get_config().tasks.synthetic_library
+  root, corpus = build_corpus(workdir, args.renames, args.seed, exclude, args.num, library)
   print(f"corpus: {json.dumps(corpus)}", flush=True)
 
   c = default.get_config().unlock()
   c.seed = args.seed
   c.tasks.sources = ((f"dir:{root}", 1.0),)
+  c.tasks.eval_sources = ()  # the corpus's own held-out split
   c.tasks.difficulty = ""
   c.tasks.max_eval_tasks = 0
   c.sft.steps = args.steps

@@ -28,6 +28,8 @@ def main(argv=None) -> int:
   parser.add_argument("--renames", type=int, default=0,
                       help="renamed variants of each bug (other variable and module names) right after it")
   parser.add_argument("--tiers", default="easy=0.5,medium=0.3,hard=0.2", help="tier weights")
+  parser.add_argument("--library", default="core", choices=("core", "families", "all"),
+                      help="functions to plant bugs in: the bundled library, the function families, or both")
   parser.add_argument("--workers", type=int, default=2)
   parser.add_argument("--no-sandbox", action="store_true",
                       help="verify in plain subprocesses (no isolation; the code is the bundled library)")
@@ -37,7 +39,7 @@ def main(argv=None) -> int:
   start = time.monotonic()
   result = generate(args.out, num_tasks=args.num, seed=args.seed, grader="subprocess" if args.no_sandbox else "sandbox",
                     workers=args.workers, heldout_fraction=args.heldout_fraction, tier_weights=weights,
-                    renames=args.renames,
+                    renames=args.renames, library=args.library,
                     log=(lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True)))
   info = dict(result.info)
   info["wall_time_s"] = round(time.monotonic() - start, 2)

@@ -8,7 +8,8 @@ import pytest
 
 from configs import default
 from rl.model import load_hf_checkpoint
-from rl.tasks.synthetic import LIBRARY, function_split
+from rl.tasks.synthetic import function_split
+from rl.tasks.synthetic.generator import library_functions
 from rl.tokenizer import load_tokenizer
 
 BASE = Path(__file__).resolve().parents[1] / "rl" / "assets" / "tiny_base"
@@ -30,8 +31,9 @@ def test_base_fits_the_default_model(info):
 
 
 def test_base_corpus_left_out_the_heldout_functions_and_the_default_training_bugs(info):
-  heldout = sorted(fn.name for fn in LIBRARY if function_split(fn, 0.2) == "heldout")
   corpus = info["corpus"]
+  assert corpus["library"] == default.get_config().tasks.synthetic_library
+  heldout = sorted(fn.name for fn in library_functions(corpus["library"]) if function_split(fn, 0.2) == "heldout")
   assert corpus["heldout_functions"] == heldout
   # The default trains on 24 easy bugs, each in 1 + renames spellings in the generated set (a few
   # more share one's function, operator and line, and are dropped with it).

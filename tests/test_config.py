@@ -46,6 +46,9 @@ def test_default_config_is_locked_and_shorthand_overrides():
         ("algo.logprob_support", "nucleus", "algo.logprob_support"),
         ("sft.schedule", "step", "sft.schedule"),
         ("sft.expert_give_up_prob", 1.5, "sft.expert_give_up_prob"),
+        ("tasks.synthetic_library", "stdlib", "tasks.synthetic_library"),
+        ("tasks.eval_num_synthetic", -1, "tasks.eval_num_synthetic"),
+        ("tasks.eval_sources", (("nowhere", 1.0),), "tasks.eval_sources"),
     ],
 )
 def test_invalid_fields_are_named(field, value, message):

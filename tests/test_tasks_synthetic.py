@@ -11,6 +11,7 @@ from rl.tasks import load_task_root
 from rl.tasks.importers import apply_fix
 from rl.tasks.patch import apply_patch_to_files, read_tree
 from rl.tasks.synthetic import LIBRARY, cached_or_generate, function_split, generate
+from rl.tasks.synthetic.families import CONDITIONS, FAMILIES, SHAPES
 from rl.tasks.synthetic.generator import killed_mutants, plan_candidates
 from rl.tasks.synthetic.mutate import OPERATORS, TIMED_OUT, enumerate_mutations, failing_cases
 from rl.tasks.verify import TaskVerifier, sandbox_available
@@ -119,6 +120,7 @@ def test_synthetic_source_uses_the_cache(generated, tmp_path):
   config.tasks.sources = (("synthetic", 1.0),)
   config.tasks.root = str(root)
   config.tasks.num_synthetic = 12
+  config.tasks.synthetic_library = "core"
   config.tasks.synthetic_seed = 3
   mix = load_tasks(config, tmp_path)
   assert sorted(t.id for t in mix.tasks()) == sorted(t.id for t in result.tasks)
@@ -157,3 +159,46 @@ def test_concurrent_cached_generation_generates_once(tmp_path, monkeypatch):
   for t in threads:
     t.join()
   assert calls == [root] and loaded == [root]
+
+
+def test_families_are_correct_and_heldout_ones_share_shape_and_condition_with_training():
+  assert len(FAMILIES) == len(SHAPES) * len(CONDITIONS) - 1  # all but sum_zero (always 0)
+  names = [f.name for f in LIBRARY + FAMILIES]
+  assert len(set(names)) == len(names)  # "all" has no clashes with the bundled functions
+  for fn in FAMILIES:
+    assert failing_cases(fn.code, fn.cases) == [], fn.name
+    assert len({repr(v) for _, v in fn.cases}) >= 2, f"{fn.name}: constant expected values test nothing"
+  heldout = [f for f in FAMILIES if function_split(f, 0.2) == "heldout"]
+  train = [f for f in FAMILIES if function_split(f, 0.2) == "train"]
+  assert heldout and len(train) > 3 * len(heldout)
+  shape = lambda f: f.name.split("_", 1)[0]
+  condition = lambda f: f.name.split("_", 1)[1]
+  for fn in heldout:  # the premise of the held-out measurement: nothing new but the combination
+    assert shape(fn) in {shape(f) for f in train} and condition(fn) in {condition(f) for f in train}, fn.name
+  # Every mutation kind the training functions show also occurs in held-out functions.
+  killed = killed_mutants(FAMILIES, workers=2)
+  ops = lambda fns: {km.mutation.operator for km in killed if km.fn in fns}
+  assert ops(heldout) <= ops(train) and len(ops(heldout)) >= 4
+
+
+def test_heldout_root_plants_bugs_only_in_heldout_functions(tmp_path):
+  from configs.default import get_config  # pylint: disable=import-outside-toplevel
+  from rl.tasks import load_tasks  # pylint: disable=import-outside-toplevel
+  config = get_config().unlock()
+  config.tasks.verify_with = "subprocess"  # the bundled library's code; isolation is tested elsewhere
+  config.tasks.eval_num_synthetic = 6
+  config.tasks.synthetic_library = "families"
+  mix = load_tasks(config, tmp_path, field="eval_sources")
+  tasks = mix.tasks()
+  assert len(tasks) == 6 and all(t.split == "heldout" and t.difficulty == "easy" for t in tasks)
+  info = json.loads((tmp_path / "tasks" / "synthetic_heldout" / "synthetic.json").read_text())
+  assert info["split"] == "heldout" and info["library"] == "families"
+  families = {f.name for f in FAMILIES}
+  assert all(t.metadata["functions"][0] in families for t in tasks)
+  assert sorted(t.id for t in load_tasks(config, tmp_path, field="eval_sources").tasks()) == sorted(
+      t.id for t in tasks)  # cached
+  config.tasks.eval_num_synthetic = 0
+  with pytest.raises(ValueError, match="eval_num_synthetic"):
+    load_tasks(config, tmp_path / "other", field="eval_sources")
+  with pytest.raises(ValueError, match="split"):
+    generate(tmp_path / "bad", num_tasks=1, split="test", grader="subprocess")

@@ -24,6 +24,7 @@ def get_config(arg=None):
   c = default.get_config(arg).unlock()
   c.init_from = ""  # from random weights, as measured (not the default's tiny base)
   c.tasks.sources = (("mle", 1.0),)
+  c.tasks.eval_sources = ()  # the competitions' own held-out split
   c.tasks.split = "train"
   c.tasks.eval_split = "train"  # one task per competition; its score is on held-out test rows
   c.agent.mode = "single_turn"

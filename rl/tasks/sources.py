@@ -48,9 +48,43 @@ def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = 
   return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
                             grader=grader, sandbox_config=sandbox_config,
                             renames=int(t.get("synthetic_renames", 0) or 0),
-                            tier_weights=tier_weights,
+                            tier_weights=tier_weights, library=_synthetic_library(t),
                             workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
                                         os.cpu_count() or 2))
+
+
+@TASK_SOURCES.register("synthetic_heldout")
+def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
+  """A held-out evaluation root: config.tasks.eval_num_synthetic tasks of the synthetic generator
+  (same seed, library, tiers and renames as the `synthetic` source) planted only in held-out
+  functions, in <workdir>/tasks/synthetic_heldout (or arg); only config.tasks.difficulty's tier
+  when that is set. For config.tasks.eval_sources: the
+  training root's own held-out share is a fifth of it, too few tasks to measure pass@1 on.
+  """
+  from rl.tasks.synthetic.generator import cached_or_generate, parse_tier_weights  # pylint: disable=import-outside-toplevel
+  t = _tasks_config(config)
+  num = int(t.get("eval_num_synthetic", 0) or 0)
+  if num <= 0:
+    raise ValueError("the synthetic_heldout task source needs config.tasks.eval_num_synthetic > 0")
+  root = pathlib.Path(arg or pathlib.Path(workdir) / "tasks" / "synthetic_heldout")
+  difficulty = str(t.get("difficulty", "") or "")
+  # Only the evaluated tier when config.tasks.difficulty names one (the rest would go unused).
+  tier_weights = ({difficulty: 1.0} if difficulty else parse_tier_weights(str(t.get("synthetic_tiers", "") or "")))
+  grader = t.get("verify_with", "sandbox")
+  return cached_or_generate(root, num_tasks=num, seed=int(t.get("synthetic_seed", 0)), grader=grader,
+                            sandbox_config=sandbox_config_from(config) if grader == "sandbox" else None,
+                            renames=int(t.get("synthetic_renames", 0) or 0),
+                            tier_weights=tier_weights, library=_synthetic_library(t), split="heldout",
+                            workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
+                                        os.cpu_count() or 2))
+
+
+def _synthetic_library(t: Any) -> str:
+  from rl.tasks.synthetic.generator import LIBRARIES  # pylint: disable=import-outside-toplevel
+  library = str(t.get("synthetic_library", "core") or "core")
+  if library not in LIBRARIES:
+    raise ValueError(f"config.tasks.synthetic_library: unknown library {library!r}; known: {', '.join(LIBRARIES)}")
+  return library
 
 
 @TASK_SOURCES.register("dir")
@@ -151,11 +185,12 @@ class TaskMixture:
     return "TaskMixture(" + ", ".join(f"{n}:{w:g}x{len(t)}" for n, w, t in self.sources) + ")"
 
 
-def load_tasks(config: Any, workdir: str | os.PathLike) -> TaskMixture:
-  """The mixture named by config.tasks.sources, e.g. (("synthetic", 0.7), ("dir:/data/qb", 0.3))."""
+def load_tasks(config: Any, workdir: str | os.PathLike, field: str = "sources") -> TaskMixture:
+  """The mixture named by config.tasks.sources, e.g. (("synthetic", 0.7), ("dir:/data/qb", 0.3)),
+  or by another field of config.tasks in the same format (`field`, e.g. "eval_sources")."""
   t = _tasks_config(config)
   loaded = []
-  for entry in t.sources:
+  for entry in (t.get(field, ()) if hasattr(t, "get") else getattr(t, field, ())):
     if isinstance(entry, str):
       name, weight = entry, 1.0
     else:

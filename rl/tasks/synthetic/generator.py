@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from rl.tasks.format import MANIFEST_NAME, Task, TaskError, load_task_root, write_manifest, write_task
 from rl.tasks.importers import compute_fix
 from rl.tasks.patch import make_patch
+from rl.tasks.synthetic.families import FAMILIES
 from rl.tasks.synthetic.library import LIBRARY, LibraryFunction
 from rl.tasks.synthetic.rename import MODULE_NAMES, draw_mapping, rename
 from rl.tasks.synthetic.mutate import TIMED_OUT, Mutation, enumerate_mutations, prefilter
@@ -40,6 +41,17 @@ DEFAULT_TIER_WEIGHTS = {"easy": 0.5, "medium": 0.3, "hard": 0.2}
 INFO_NAME = "synthetic.json"
 PUBLIC_TEST_FILE = "test_public.py"
 TIMEOUT_S = 20
+# Function libraries a task root can draw from: the bundled functions, the function families
+# (families.py: shared loop shapes and conditions, so held-out functions resemble training
+# ones), or both.
+LIBRARIES: dict[str, tuple[LibraryFunction, ...]] = {"core": LIBRARY, "families": FAMILIES, "all": LIBRARY + FAMILIES}
+
+
+def library_functions(library: str) -> tuple[LibraryFunction, ...]:
+  """The functions of a named library (LIBRARIES); a clear error for an unknown name."""
+  if library not in LIBRARIES:
+    raise ValueError(f"unknown synthetic library {library!r}; known: {', '.join(LIBRARIES)}")
+  return LIBRARIES[library]
 
 
 def function_split(fn: LibraryFunction, heldout_fraction: float) -> str:
@@ -193,15 +205,15 @@ def _interleave(groups: dict[str, list[Candidate]], rng: random.Random) -> list[
 
 
 def plan_candidates(killed: Sequence[KilledMutant], rng: random.Random, heldout_fraction: float,
-                    renames: int = 0) -> dict[str, list[Candidate]]:
+                    renames: int = 0, functions: Sequence[LibraryFunction] = LIBRARY) -> dict[str, list[Candidate]]:
   """All candidates of each tier, ordered for diverse prefixes; with `renames` > 0 each one
   also in that many renamed variants (rename.py), each right after the library's spelling."""
   by_fn: dict[str, list[KilledMutant]] = collections.defaultdict(list)
   for km in killed:
     by_fn[km.fn.name].append(km)
-  split_of = {fn.name: function_split(fn, heldout_fraction) for fn in LIBRARY}
+  split_of = {fn.name: function_split(fn, heldout_fraction) for fn in functions}
   same_split = collections.defaultdict(list)
-  for fn in LIBRARY:
+  for fn in functions:
     same_split[split_of[fn.name]].append(fn)
   easy, medium, hard = collections.defaultdict(list), collections.defaultdict(list), collections.defaultdict(list)
   for name, kms in sorted(by_fn.items()):
@@ -264,14 +276,19 @@ class GenerateResult:
 
 def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, grader: str = "sandbox",
              workers: int = 2, heldout_fraction: float = 0.2, tier_weights: dict[str, float] | None = None,
-             sandbox_config: Any = None, batch_size: int = 160, renames: int = 0,
-             log: Callable[[str], None] = lambda s: None) -> GenerateResult:
+             sandbox_config: Any = None, batch_size: int = 160, renames: int = 0, library: str = "core",
+             split: str = "", log: Callable[[str], None] = lambda s: None) -> GenerateResult:
   """Generates `num_tasks` verified tasks into `out` (replacing what is there).
 
   `renames` > 0 follows every candidate by that many renamed variants (other parameter,
   variable and module names; rename.py): the same bug in `renames + 1` spellings, so that a
-  policy has to read names from its context instead of recalling them.
+  policy has to read names from its context instead of recalling them. `library` names the
+  functions to plant bugs in (LIBRARIES); `split` ("train" or "heldout"), when given, keeps
+  only the bugs of that split's functions (a held-out evaluation root).
   """
+  functions = library_functions(library)
+  if split not in ("", "train", "heldout"):
+    raise ValueError(f"split must be '', 'train' or 'heldout', got {split!r}")
   if renames < 0:
     raise ValueError(f"renames must be >= 0, got {renames}")
   from rl.tasks.verify import TaskVerifier  # pylint: disable=import-outside-toplevel
@@ -288,15 +305,18 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   staging = out / ".staging"
   staging.mkdir(parents=True)
   rng = random.Random(seed)
-  killed = killed_mutants(LIBRARY, workers=workers)
-  log(f"pre-filter: {len(killed)} killed single-line mutants of {len(LIBRARY)} functions "
+  killed = killed_mutants(functions, workers=workers)
+  log(f"pre-filter: {len(killed)} killed single-line mutants of {len(functions)} functions "
       f"({time.monotonic() - start:.1f}s)")
-  candidates = plan_candidates(killed, rng, heldout_fraction, renames)
+  candidates = plan_candidates(killed, rng, heldout_fraction, renames, functions)
+  if split:
+    candidates = {tier: [c for c in cands if function_split(c.mutants[0].fn, heldout_fraction) == split]
+                  for tier, cands in candidates.items()}
   wanted = _tier_counts(num_tasks, weights)
   verifier = TaskVerifier(grader, workers=workers, sandbox_config=sandbox_config)
   kept: list[Task] = []
   rejected: list[dict[str, Any]] = []
-  split_of = {fn.name: function_split(fn, heldout_fraction) for fn in LIBRARY}
+  split_of = {fn.name: function_split(fn, heldout_fraction) for fn in functions}
   for tier in TIERS:
     need = wanted.get(tier, 0)
     queue = candidates[tier]
@@ -326,7 +346,7 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   write_manifest(out, kept)
   info = {"generator_version": GENERATOR_VERSION, "seed": seed, "num_tasks": num_tasks,
           "heldout_fraction": heldout_fraction, "tier_weights": weights, "grader": grader,
-          "renames": renames, "library_hash": library_hash(), "tasks": len(kept),
+          "renames": renames, "library": library, "library_hash": library_hash(library), "split": split, "tasks": len(kept),
           "by_split": dict(collections.Counter(t.split for t in kept)),
           "by_difficulty": dict(collections.Counter(t.difficulty for t in kept)),
           "heldout_functions": sorted(n for n, s in split_of.items() if s == "heldout"),
@@ -349,8 +369,9 @@ def load_task_root_single(task_dir: pathlib.Path) -> Task:
   return load_task(task_dir)
 
 
-def library_hash() -> str:
-  return hashlib.sha256(json.dumps([(f.name, f.module, f.code, repr(f.cases)) for f in LIBRARY]).encode()).hexdigest()[:12]
+def library_hash(library: str = "core") -> str:
+  return hashlib.sha256(json.dumps([(f.name, f.module, f.code, repr(f.cases))
+                                    for f in library_functions(library)]).encode()).hexdigest()[:12]
 
 
 def cached_or_generate(out: str | os.PathLike, *, num_tasks: int, seed: int, grader: str = "sandbox",
@@ -380,7 +401,10 @@ def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader:
       info = json.loads(info_path.read_text())
     except json.JSONDecodeError:
       info = {}
-    if (info.get("seed") == seed and info.get("num_tasks") == num_tasks and info.get("library_hash") == library_hash()
+    library = kwargs.get("library", "core")
+    if (info.get("seed") == seed and info.get("num_tasks") == num_tasks and info.get("library", "core") == library
+        and info.get("split", "") == kwargs.get("split", "")
+        and info.get("library_hash") == library_hash(library)
         and info.get("generator_version") == GENERATOR_VERSION and info.get("heldout_fraction") == heldout_fraction
         and info.get("renames", 0) == kwargs.get("renames", 0)
         and info.get("tier_weights", DEFAULT_TIER_WEIGHTS)
