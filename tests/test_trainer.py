@@ -271,3 +271,20 @@ def test_init_from_a_hugging_face_directory(tmp_path, tasks_root, monkeypatch):
     trainer_lib.resolve_init_from(tmp_path / "missing")
   monkeypatch.chdir(tmp_path)
   assert trainer_lib.resolve_init_from("rl/assets") == Path(trainer_lib.__file__).resolve().parents[1] / "rl/assets"
+
+
+def test_heldout_tasks_come_from_eval_sources_when_set(tmp_path, tasks_root):
+  """config.tasks.eval_sources: the held-out tasks are the eval_split of their own mixture (the
+  default's synthetic_heldout root), not of the training root."""
+  import types
+  c = tiny_config(tasks_root).unlock()
+  c.tasks.verify_with = "subprocess"  # the bundled functions; isolation is tested elsewhere
+  c.tasks.difficulty = "easy"
+  c.tasks.eval_sources = (("synthetic_heldout", 1.0),)
+  c.tasks.eval_num_synthetic = 5
+  host = types.SimpleNamespace(config=c.lock(), workdir=tmp_path)
+  train, heldout = trainer_lib.Trainer._load_tasks(host)  # pylint: disable=protected-access
+  assert len(heldout) == 5 and all(t.split == "heldout" and t.difficulty == "easy" for t in heldout)
+  assert not {t.id for t in heldout} & {t.id for t in train}
+  assert all(str(t.dir).startswith(str(tmp_path / "tasks" / "synthetic_heldout")) for t in heldout)
+  assert not {t.metadata["functions"][0] for t in heldout} & {t.metadata["functions"][0] for t in train}
