@@ -34,6 +34,8 @@ _TASKS = flags.DEFINE_string("tasks", None, "Task root to evaluate on.")
 _SPLIT = flags.DEFINE_string("split", None, "Only tasks of this split (default: all).")
 _DIFFICULTY = flags.DEFINE_string("difficulty", None, "Only tasks of this difficulty (default: all).")
 _N = flags.DEFINE_integer("n", 1, "Samples per task.")
+_ROWS = flags.DEFINE_integer("rows", 8, "Episodes decoded together (sampler rows): more is faster and "
+                             "takes more memory (a real checkpoint's KV cache per row).")
 _K = flags.DEFINE_list("k", ["1"], "k values for pass@k (k <= n).")
 _TEMPERATURE = flags.DEFINE_float("temperature", None, "Sampling temperature (default: greedy for n=1).")
 _OUT = flags.DEFINE_string("out", None, "Write the JSON result here.")
@@ -89,11 +91,14 @@ def main(argv):
     raise SystemExit(f"{checkpoint}: neither a Hugging Face directory nor a run directory")
   config.tasks.sources = (("dir:" + str(Path(_TASKS.value).absolute()), 1.0),)
   config.tasks.eval_sources = ()
-  config.tasks.split = _SPLIT.value or "train"
+  # The trainer it runs on wants "training" tasks: any split the root has (a held-out-only root
+  # has no train split); the evaluated tasks are passed explicitly below.
+  splits = {t.split for t in load_task_root(_TASKS.value, split=_SPLIT.value)}
+  config.tasks.split = _SPLIT.value or ("train" if "train" in splits or not splits else sorted(splits)[0])
   config.sft.enabled = False
   config.trainer.eval_temperature = (_TEMPERATURE.value if _TEMPERATURE.value is not None
                                      else (0.0 if _N.value == 1 else 1.0))
-  config.trainer.tasks_per_iteration = max(1, min(config.trainer.tasks_per_iteration, 8))
+  config.trainer.tasks_per_iteration = max(1, _ROWS.value)
   config.optim.mini_batch_size = config.optim.micro_batch_size = 1
   tasks = load_task_root(_TASKS.value, split=_SPLIT.value)
   if _DIFFICULTY.value:
