@@ -36,32 +36,25 @@ def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = 
   Regenerates only when the seed, count, renames, tier weights or library changed. Verification uses the
   sandbox; config.tasks.verify_with = "subprocess" (if set) runs it without isolation.
   """
-  from rl.tasks.synthetic.generator import cached_or_generate, parse_tier_weights  # pylint: disable=import-outside-toplevel
+  from rl.tasks.synthetic.generator import parse_tier_weights  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
   root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks" / "synthetic")
-  grader = t.get("verify_with", "sandbox")
-  sandbox_config = sandbox_config_from(config) if grader == "sandbox" else None
   try:
     tier_weights = parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
   except ValueError as e:
     raise ValueError(f"config.tasks.synthetic_tiers: {e}") from None
-  return cached_or_generate(root, num_tasks=int(t.get("num_synthetic", 120)), seed=int(t.get("synthetic_seed", 0)),
-                            grader=grader, sandbox_config=sandbox_config,
-                            renames=int(t.get("synthetic_renames", 0) or 0),
-                            tier_weights=tier_weights, library=_synthetic_library(t),
-                            workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
-                                        os.cpu_count() or 2))
+  return _generate_synthetic(config, root, int(t.get("num_synthetic", 120)), tier_weights)
 
 
 @TASK_SOURCES.register("synthetic_heldout")
 def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
   """A held-out evaluation root: config.tasks.eval_num_synthetic tasks of the synthetic generator
-  (same seed, library, tiers and renames as the `synthetic` source) planted only in held-out
-  functions, in <workdir>/tasks/synthetic_heldout (or arg); only config.tasks.difficulty's tier
-  when that is set. For config.tasks.eval_sources: the
-  training root's own held-out share is a fifth of it, too few tasks to measure pass@1 on.
+  (same seed, library and renames as the `synthetic` source) planted only in held-out functions,
+  in <workdir>/tasks/synthetic_heldout (or arg); only config.tasks.difficulty's tier when that
+  is set. For config.tasks.eval_sources: the training root's own held-out share is a fifth of
+  it, too few tasks to measure pass@1 on.
   """
-  from rl.tasks.synthetic.generator import cached_or_generate, parse_tier_weights  # pylint: disable=import-outside-toplevel
+  from rl.tasks.synthetic.generator import parse_tier_weights  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
   num = int(t.get("eval_num_synthetic", 0) or 0)
   if num <= 0:
@@ -69,22 +62,24 @@ def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str |
   root = pathlib.Path(arg or pathlib.Path(workdir) / "tasks" / "synthetic_heldout")
   difficulty = str(t.get("difficulty", "") or "")
   # Only the evaluated tier when config.tasks.difficulty names one (the rest would go unused).
-  tier_weights = ({difficulty: 1.0} if difficulty else parse_tier_weights(str(t.get("synthetic_tiers", "") or "")))
-  grader = t.get("verify_with", "sandbox")
-  return cached_or_generate(root, num_tasks=num, seed=int(t.get("synthetic_seed", 0)), grader=grader,
-                            sandbox_config=sandbox_config_from(config) if grader == "sandbox" else None,
-                            renames=int(t.get("synthetic_renames", 0) or 0),
-                            tier_weights=tier_weights, library=_synthetic_library(t), split="heldout",
-                            workers=min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2),
-                                        os.cpu_count() or 2))
+  tier_weights = {difficulty: 1.0} if difficulty else parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
+  return _generate_synthetic(config, root, num, tier_weights, split="heldout")
 
 
-def _synthetic_library(t: Any) -> str:
-  from rl.tasks.synthetic.generator import LIBRARIES  # pylint: disable=import-outside-toplevel
+def _generate_synthetic(config: Any, root: pathlib.Path, num: int, tier_weights: dict | None,
+                        split: str = "") -> list[Task]:
+  """`cached_or_generate` with the seed, renames, library, grader and workers of the config."""
+  from rl.tasks.synthetic.generator import LIBRARIES, cached_or_generate  # pylint: disable=import-outside-toplevel
+  t = _tasks_config(config)
   library = str(t.get("synthetic_library", "core") or "core")
   if library not in LIBRARIES:
     raise ValueError(f"config.tasks.synthetic_library: unknown library {library!r}; known: {', '.join(LIBRARIES)}")
-  return library
+  grader = t.get("verify_with", "sandbox")
+  workers = min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2), os.cpu_count() or 2)
+  return cached_or_generate(root, num_tasks=num, seed=int(t.get("synthetic_seed", 0)), grader=grader,
+                            sandbox_config=sandbox_config_from(config) if grader == "sandbox" else None,
+                            renames=int(t.get("synthetic_renames", 0) or 0), tier_weights=tier_weights,
+                            library=library, split=split, workers=workers)
 
 
 @TASK_SOURCES.register("dir")
