@@ -61,6 +61,7 @@ def test_make_base_builds_a_loadable_base_from_a_clean_corpus(tmp_path):
 
   info = json.loads((out / "base.json").read_text())
   assert info["sft_steps"] == 2 and info["corpus"]["excluded_default_bugs"] > 0
+  assert info["sft_lr"] == 2e-3  # the bases' own rate, not the default experiment's warm start
   corpus = load_task_root(work / "corpus")
   excluded = make_base.default_training_bugs(work)
   heldout = set(info["corpus"]["heldout_functions"])
