@@ -52,7 +52,9 @@ def workspace(tmp_path):
 
 
 def _labelled(client) -> set[str]:
-  return {c.id for c in client.containers.list(all=True, filters={"label": "rlcoder.sandbox"})}
+  # The low-level listing: containers.list() inspects each listed id, which fails with 404 for
+  # one removed in between (the sessions remove theirs while this polls).
+  return {c["Id"] for c in client.api.containers(all=True, filters={"label": "rlcoder.sandbox"})}
 
 
 def test_container_is_locked_down(client, config, workspace):
