@@ -291,7 +291,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.enabled = True
   c.sft.demonstrations = ""  # JSONL trajectories; "" = scripted expert on the train tasks
   # From the tiny base, 40 steps teach part of the training tasks' fixes (per-episode success
-  # 0.2-0.4 at the first iteration) and leave RL room; 200 steps memorised all 24 of an earlier
+  # 0.2-0.45 at the first iteration) and leave RL room; 200 steps memorised all 24 of an earlier
   # default's (success 1.0, nothing left for RL). The gentle rate keeps most of the base's
   # held-out ability: at 2e-3 its greedy held-out pass@1 0.25 fell to 0.04 after SFT and RL
   # won back 0.09; at 5e-4 it is 0.18 after SFT and 0.27 after RL (means of five seeds;
