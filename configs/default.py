@@ -86,7 +86,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sandbox.max_procs = 64
   c.sandbox.max_file_mb = 64
   c.sandbox.output_limit_bytes = 64 * 1024
-  c.sandbox.docker_image = "rlcoder-sandbox:1"
+  c.sandbox.docker_image = "rlcoder-sandbox:2"
+  # The interpreter of the sandbox runtime (sandbox/requirements.txt) for the local backend;
+  # "" = $RLCODER_SANDBOX_PYTHON, else .venv/sandbox/bin/python (made by scripts/setup.sh).
+  c.sandbox.python = ""
   c.sandbox.docker_hosts = ()  # DOCKER_HOST URLs; empty = the local engine
   c.sandbox.max_concurrency = 4
 

@@ -13,11 +13,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from sandbox.runtime_env import runtime_python
 
 # One tool per entry: the JSON schema goes to the chat template (system prompt) and the
 # required argument names drive the validation in `parse_action`.
@@ -502,8 +503,8 @@ class UnsandboxedSession:
 
   def exec(self, command: str, timeout: float | None = None) -> Any:
     start = time.perf_counter()
-    # The interpreter running us first on PATH, so `python` has the same packages (pytest).
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
+    # The sandbox runtime first on PATH, so `python` has the packages a sandbox offers (pytest).
+    path = os.path.dirname(runtime_python()) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
     env = {"PATH": path, "HOME": str(self.root),
            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
     try:

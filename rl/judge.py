@@ -379,8 +379,8 @@ class LocalJudge(Judge):
     except ImportError:
       pass
     if self._tokenizer is None:
-      from transformers import AutoTokenizer
-      self._tokenizer = AutoTokenizer.from_pretrained(self.checkpoint)
+      from rl.tokenizer import auto_tokenizer_class
+      self._tokenizer = auto_tokenizer_class().from_pretrained(self.checkpoint)
     yes = self._first_tokens(("yes", "Yes", " yes", " Yes", "YES"))
     no = self._first_tokens(("no", "No", " no", " No", "NO"))
     shared = set(yes) & set(no)  # e.g. a lone space or byte token: evidence for neither answer

@@ -15,6 +15,17 @@ TOOL_CALL_START = "<tool_call>"
 TOOL_CALL_END = "</tool_call>"
 
 
+def auto_tokenizer_class() -> Any:
+  """`transformers.AutoTokenizer`, imported without its notice that PyTorch is absent.
+
+  The project uses transformers for tokenizers and configs only (the models are JAX), so the
+  notice says nothing a user can act on. Imported late: transformers is a slow import.
+  """
+  os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+  from transformers import AutoTokenizer  # pylint: disable=import-outside-toplevel
+  return AutoTokenizer
+
+
 def load_tokenizer(path: str | os.PathLike | None = None) -> Any:
   """Loads a tokenizer directory with `transformers.AutoTokenizer`.
 
@@ -32,9 +43,7 @@ def load_tokenizer(path: str | os.PathLike | None = None) -> Any:
              for f in ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")):
     raise FileNotFoundError(
         f"no tokenizer files (tokenizer.json or tokenizer_config.json) in {directory!r}")
-  from transformers import AutoTokenizer  # slow import; keep module import cheap
-
-  tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+  tokenizer = auto_tokenizer_class().from_pretrained(directory, local_files_only=True)
   if tokenizer.pad_token_id is None:
     # Batched generation needs a pad id; the end-of-text id is inert under the attention mask.
     tokenizer.pad_token = tokenizer.eos_token

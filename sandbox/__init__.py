@@ -10,9 +10,10 @@ import importlib
 from typing import Any, Callable
 
 from sandbox.api import (ExecResult, SandboxConfig, SandboxError, SandboxPathError, Session)
+from sandbox.runtime_env import runtime_python
 
 __all__ = ["ExecResult", "SandboxConfig", "SandboxError", "SandboxPathError", "Session",
-           "open_session", "register_backend", "backend_names"]
+           "open_session", "register_backend", "backend_names", "runtime_python"]
 
 # name -> "module:function" (imported lazily so the docker SDK is only needed for docker).
 _BACKENDS: dict[str, Any] = {

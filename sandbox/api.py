@@ -35,7 +35,7 @@ class SandboxConfig:
   max_file_mb: int = 64
   output_limit_bytes: int = 65536
   pool_size: int = 2
-  docker_image: str = "rlcoder-sandbox:1"
+  docker_image: str = "rlcoder-sandbox:2"
   docker_hosts: tuple[str, ...] = ()
   max_concurrency: int = 4
   # Size of the private /tmp (tmpfs) inside a sandbox.
@@ -44,6 +44,9 @@ class SandboxConfig:
   fork_server: bool = True
   # Extra read-only host paths to expose inside local sandboxes (e.g. a dataset directory).
   extra_ro_binds: tuple[str, ...] = ()
+  # Local backend: the sandbox runtime's interpreter (sandbox/runtime_env.py); empty means
+  # $RLCODER_SANDBOX_PYTHON, else .venv/sandbox/bin/python.
+  python: str = ""
   # Docker backend settings.
   docker_cpus: float = 1.0
   docker_user: str = "1000:1000"

@@ -1,7 +1,7 @@
 """Local sandbox backend: one bubblewrap sandbox per session, a warm pool, a fork-server.
 
-Each sandbox unshares every namespace (no network but its own loopback), sees the host
-runtime (/usr and this Python with its packages) read-only, a private /tmp and a writable
+Each sandbox unshares every namespace (no network but its own loopback), sees /usr and the
+sandbox runtime (`sandbox.runtime_env`: its own pinned virtualenv, never the trainer's) read-only, a private /tmp and a writable
 /workspace bound from a fresh host directory, and nothing else of the host. Limits: rlimits
 per command, plus pids/memory cgroups (v1 or v2) when this process may create them (root);
 a command that times out has every process in its sandbox killed.
@@ -19,7 +19,6 @@ import select
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -28,6 +27,7 @@ import weakref
 from typing import Mapping
 
 from sandbox import api
+from sandbox import runtime_env
 from sandbox.api import ExecResult, SandboxConfig, SandboxError
 
 INSTALL_HINT = "bubblewrap (bwrap) is not installed: run `apt-get install bubblewrap`"
@@ -58,17 +58,6 @@ def bwrap_path() -> str:
   if path is None:
     raise SandboxError(INSTALL_HINT)
   return path
-
-
-def _python_roots() -> list[str]:
-  """Host directories holding this interpreter and its packages (venv and base install)."""
-  roots = []
-  for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
-    real = os.path.realpath(prefix)
-    for path in (prefix, real):
-      if path not in roots and not any(path.startswith(r + os.sep) for r in roots):
-        roots.append(path)
-  return roots
 
 
 def _runtime() -> str:
@@ -129,8 +118,12 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
       argv += ["--ro-bind", os.path.join("/etc", name), os.path.join("/etc", name)]
   for name in ("passwd", "group", "hosts", "nsswitch.conf"):
     argv += ["--ro-bind", os.path.join(runtime, "etc", name), os.path.join("/etc", name)]
-  for root in _python_roots():
+  python_env = runtime_env.runtime(config.python)
+  for root in python_env.roots:
     argv += ["--ro-bind", root, root]
+  # The base interpreter's own site directories stay empty: only the pinned runtime is there.
+  for site_dir in python_env.hidden_sites:
+    argv += ["--tmpfs", site_dir, "--remount-ro", site_dir]
   for path in config.extra_ro_binds:
     argv += ["--ro-bind", path, path]
   argv += ["--proc", "/proc", "--dev", "/dev",
@@ -144,12 +137,13 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
   for key, value in env.items():
     argv += ["--setenv", key, value]
-  argv += [sys.executable, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
+  argv += [python_env.python, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
   return argv
 
 
 def base_env(config: SandboxConfig) -> dict[str, str]:
-  bin_dir = os.path.dirname(sys.executable)
+  """The environment of the command server and its commands: the sandbox runtime first on PATH."""
+  bin_dir = runtime_env.runtime(config.python).bin_dir
   return {
       "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
       "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -248,11 +242,9 @@ class _Cgroups:
     with open(os.path.join(self.paths[controller], name), "w") as f:
       f.write(value)
 
-  def join_current_process(self) -> None:
-    """Runs in the forked child before exec, so bwrap and all its descendants are inside."""
-    for path in set(self.paths.values()):
-      with open(os.path.join(path, "cgroup.procs"), "w") as f:
-        f.write(str(os.getpid()))
+  def procs_files(self) -> list[str]:
+    """The `cgroup.procs` files a process writes its pid to in order to join these groups."""
+    return [os.path.join(path, "cgroup.procs") for path in sorted(set(self.paths.values()))]
 
   def _counter(self, controller: str, v1_file: str, v2_file: str, key: str) -> int:
     if controller not in self.paths:
@@ -306,6 +298,10 @@ class _Cgroups:
           time.sleep(0.01)
 
 
+# Arguments: cgroup.procs files, "--", then the command to exec with the shell's pid.
+_JOIN_CGROUPS_THEN_EXEC = ('while [ "$1" != "--" ]; do echo $$ > "$1" || exit 111; shift; done; '
+                           'shift; exec "$@"')
+
 _warned_root = False
 
 
@@ -346,11 +342,16 @@ class _Sandbox:
     if not self.cgroups.paths and os.geteuid() == 0:
       _warn_root_without_cgroups()
     argv = _bwrap_argv(self.config, self.workspace, self.run_dir)
-    cgroups = self.cgroups
+    if self.cgroups.paths:
+      # A small shell joins the cgroups and then becomes bwrap, so bwrap and everything it
+      # starts are inside. Not a preexec_fn: that makes subprocess fork this multithreaded
+      # (JAX) process and run Python in the child, which can deadlock; without one, the
+      # child only execs.
+      argv = ["/bin/sh", "-c", _JOIN_CGROUPS_THEN_EXEC, "sh",
+              *self.cgroups.procs_files(), "--", *argv]
     self.proc = _spawner.submit(
         subprocess.Popen, argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, preexec_fn=cgroups.join_current_process if cgroups.paths else None,
-        start_new_session=True).result()
+        stderr=subprocess.PIPE, start_new_session=True).result()
     hello = self._read_reply(START_TIMEOUT_S)
     if hello is None or not hello.get("ready"):
       err = self._stderr_tail()
@@ -452,7 +453,7 @@ class _Sandbox:
 
 def _pool_key(config: SandboxConfig) -> tuple:
   return (config.memory_mb, config.max_procs, config.tmp_mb, config.fork_server,
-          config.extra_ro_binds)
+          config.extra_ro_binds, config.python)
 
 
 class _Pool:
@@ -561,6 +562,7 @@ class LocalSession(api.Session):
 
   def __init__(self, workspace_dir: str, config: SandboxConfig):
     bwrap_path()
+    runtime_env.runtime(config.python)  # a missing runtime fails here, with the set-up hint
     if not os.path.isdir(workspace_dir):
       raise SandboxError(f"workspace directory does not exist: {workspace_dir!r}")
     self.config = config

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Idempotent set-up: Debian packages the sandboxes need, then a virtualenv at .venv
-# with the pinned requirements. `--dev` adds the test dependencies.
+# Idempotent set-up: Debian packages the sandboxes need, a virtualenv at .venv with the
+# trainer's pinned requirements (`--dev` adds the test dependencies), and the sandbox runtime
+# at .venv/sandbox: a separate virtualenv with sandbox/requirements.txt, the only packages
+# code under test can import (the bubblewrap sandbox binds it read-only).
 # Re-running is cheap: pip is skipped while the requirement files are unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,4 +43,21 @@ if [[ ! -f "$stamp" ]]; then
   .venv/bin/python -m pip install -q -r "$reqs"
   touch "$stamp"
 fi
-echo "setup: ready (.venv, $reqs)"
+
+# The sandbox runtime, from the same base interpreter (its packages only: no system site).
+# Rebuilt from scratch whenever sandbox/requirements.txt changes, so it holds exactly that set.
+sandbox_stamp=.venv/sandbox/.requirements-$(sha256sum < sandbox/requirements.txt | cut -c1-16)
+if [[ ! -f "$sandbox_stamp" || ! -x .venv/sandbox/bin/python ]]; then
+  rm -rf .venv/sandbox
+  "$python" -m venv .venv/sandbox
+  .venv/sandbox/bin/python -m pip install -q --upgrade pip
+  # --no-deps: the file pins the whole closure, so the Docker image gets exactly the same set.
+  .venv/sandbox/bin/python -m pip install -q --no-deps -r sandbox/requirements.txt
+  if ! .venv/sandbox/bin/python -m pip check >/dev/null; then
+    echo "setup: sandbox/requirements.txt does not pin a complete set:" >&2
+    .venv/sandbox/bin/python -m pip check >&2 || true
+    exit 1
+  fi
+  touch "$sandbox_stamp"
+fi
+echo "setup: ready (.venv with $reqs, .venv/sandbox with sandbox/requirements.txt)"

@@ -233,3 +233,39 @@ def test_concurrent_sessions_cannot_see_each_other(config, tmp_path):
     r = b.exec("cat " + " ".join(paths) + f"; ps -eo args 2>/dev/null | grep -c 'sleep 30' ; true")
     assert token not in r.stdout
     assert b.list_files() == []
+
+
+# The trainer's own packages and this project: code under test must never import them.
+TRAINER_MODULES = ("jax", "jaxlib", "flax", "optax", "orbax", "transformers", "tokenizers",
+                   "ml_collections", "absl", "tensorboardX", "docker", "rl", "sandbox", "configs")
+
+
+def test_trainer_packages_are_not_importable(config, workspace):
+  code = ("import importlib, sys\nfor name in sys.argv[1:]:\n  try:\n"
+          "    importlib.import_module(name); print('IMPORTED', name)\n"
+          "  except ImportError:\n    print('MISSING', name)\n")
+  with open_session(workspace, config) as s:
+    s.write_file("_probe.py", code)
+    r = s.exec(f"{PY} _probe.py " + " ".join(TRAINER_MODULES))
+  assert r.exit_code == 0, r.stderr
+  assert "IMPORTED" not in r.stdout, r.stdout
+  assert r.stdout.count("MISSING") == len(TRAINER_MODULES)
+
+
+def test_runtime_packages_match_the_pins(config, workspace):
+  """Both backends offer sandbox/requirements.txt at the pinned versions, and the same Python."""
+  from sandbox import runtime_env
+  pins = runtime_env.requirement_pins()
+  code = ("import importlib.metadata as m, json, sys\n"
+          "print(json.dumps({'python': list(sys.version_info[:2]),\n"
+          "  'versions': {n: m.version(n) for n in sys.argv[1:]}}))\n")
+  with open_session(workspace, config) as s:
+    s.write_file("_probe.py", code)
+    r = s.exec(f"{PY} _probe.py " + " ".join(sorted(pins)))
+    tools = s.exec("pytest --version && python -m pytest --version")
+  assert r.exit_code == 0, r.stderr
+  import json
+  found = json.loads(r.stdout)
+  assert found["versions"] == pins
+  assert found["python"] == list(runtime_env.runtime().version[:2])
+  assert tools.exit_code == 0, tools.stderr

@@ -18,7 +18,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any, Callable, Sequence
@@ -26,6 +25,7 @@ from typing import Any, Callable, Sequence
 from rl.tasks.format import Task
 from rl.tasks.patch import apply_patch
 from sandbox.grading import TestReport
+from sandbox.runtime_env import runtime_python
 
 GRADERS = ("sandbox", "subprocess")
 
@@ -68,7 +68,8 @@ def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | o
       shutil.rmtree(dest)  # the hidden tests replace whatever the workspace put there
     shutil.copytree(hidden_tests_dir, dest, dirs_exist_ok=True)
     env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    # The sandbox runtime first on PATH: the same python and pytest the sandbox would use.
+    env["PATH"] = os.path.dirname(runtime_python()) + os.pathsep + env.get("PATH", "")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider -rA"
     env.pop("PYTHONPATH", None)
@@ -271,7 +272,7 @@ class TaskVerifier:
                              f"{(r.stderr or r.stdout)[-800:]}") from e
     else:
       env = dict(os.environ)
-      env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+      env["PATH"] = os.path.dirname(runtime_python()) + os.pathsep + env.get("PATH", "")
       env["PYTHONDONTWRITEBYTECODE"] = "1"
       env.pop("PYTHONPATH", None)
       proc = subprocess.run(["bash", "-c", cmd], cwd=chunk, env=env, capture_output=True, text=True,

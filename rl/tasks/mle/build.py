@@ -14,7 +14,6 @@ import os
 import pathlib
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any, Iterable, Sequence
@@ -22,6 +21,7 @@ from typing import Any, Iterable, Sequence
 from rl.tasks.mle import competitions as competitions_lib
 from rl.tasks.mle import grader
 from rl.tasks.mle import references
+from sandbox.runtime_env import runtime_python
 
 SUBMISSION_FILE = "submission.csv"
 SOLUTION_FILE = "solution.py"
@@ -66,7 +66,7 @@ def run_program_on_host(source: str, workspace_dir: str | os.PathLike, *, timeou
   (workspace_dir / filename).write_text(source, encoding="utf-8")
   start = time.monotonic()
   try:
-    proc = subprocess.run([python or sys.executable, filename], cwd=workspace_dir, capture_output=True,
+    proc = subprocess.run([python or runtime_python(), filename], cwd=workspace_dir, capture_output=True,
                           text=True, timeout=timeout_s, env=_program_env())
   except subprocess.TimeoutExpired as e:
     out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -193,7 +193,7 @@ def run_reference_batch(task_dir: str | os.PathLike, names: Sequence[str] = refe
       jobs.append({"workspace": str(workspace), "program": str(program)})
     results_path = pathlib.Path(tmp) / "results.json"
     try:
-      proc = subprocess.run([sys.executable, "-c", _BATCH_DRIVER, json.dumps(jobs), str(results_path)],
+      proc = subprocess.run([runtime_python(), "-c", _BATCH_DRIVER, json.dumps(jobs), str(results_path)],
                             capture_output=True, text=True, timeout=timeout_s * len(jobs), env=_program_env())
       failure = "" if proc.returncode == 0 else f"driver exit code {proc.returncode}: {proc.stderr[-500:]}"
     except subprocess.TimeoutExpired:
