@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -164,6 +165,24 @@ def test_training_survives_injected_sandbox_faults(tmp_path, tasks_root):
   for row in rows:
     if not row["train/update_skipped"]:
       assert np.isfinite(row["actor/pg_loss"]) and np.isfinite(row["critic/value_loss"])
+
+
+@pytest.mark.slow
+def test_an_iteration_where_every_episode_fails_skips_its_update(tmp_path, tasks_root, capsys):
+  cfg = tiny_config(tasks_root, **{"sft.enabled": False, "trainer.train_eval_samples": 0}).unlock()
+  cfg.sandbox.fault_injection.open_failure_rate = 1.0
+  trainer = trainer_lib.Trainer(cfg.lock(), trainer_lib.prepare_workdir(cfg, tmp_path / "run"))
+  before = [np.array(x) for x in jax.tree.leaves(trainer.state)]
+  summary = trainer.run()
+  rows = _rows(tmp_path / "run")
+  assert summary["iterations"] == 2 and summary["heldout_pass@1_final"] is None
+  for row in rows:
+    assert row["train/update_skipped"] == 1.0 and row["train/episodes"] == 0
+    assert row["infra/failed_open"] == row["rollout/episodes"] == 4 and "actor/pg_loss" not in row
+  assert rows[-1]["eval/infra_failed"] > 0 and "eval/pass@1" not in rows[-1]
+  assert "no episode to train on (4 of 4 failed for infrastructure reasons" in capsys.readouterr().out
+  for got, want in zip(jax.tree.leaves(trainer.state), before):  # nothing was trained
+    np.testing.assert_array_equal(np.asarray(got), want)
 
 
 @pytest.mark.slow
