@@ -92,6 +92,15 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sandbox.python = ""
   c.sandbox.docker_hosts = ()  # DOCKER_HOST URLs; empty = the local engine
   c.sandbox.max_concurrency = 4
+  # Failures on purpose (sandbox/faults.py), to drill how a run copes with a flaky sandbox: the
+  # share of session starts, of session calls (exec, read/write/list files) and of gradings
+  # that raise a SandboxError instead of running. Such episodes are infrastructure failures:
+  # counted (infra/*) and left out of the update (docs/algorithms.md). 0 = off.
+  c.sandbox.fault_injection = ml_collections.ConfigDict()
+  c.sandbox.fault_injection.open_failure_rate = 0.0
+  c.sandbox.fault_injection.exec_failure_rate = 0.0
+  c.sandbox.fault_injection.grade_failure_rate = 0.0
+  c.sandbox.fault_injection.seed = 0  # the same seed fails the same calls again
 
   # --- tasks ---------------------------------------------------------------------
   c.tasks = ml_collections.ConfigDict()

@@ -9,7 +9,8 @@ on concrete arrays only, before anything is traced. Estimators are registered by
 `batch` maps names to arrays (`mask` [B, T] always; `scores` [B], `token_rewards` [B, T],
 `values` [B, T], `group_ids` [B], `turn_ends` [B, T], `truncated` [B] as the estimator needs),
 `config` is the config or its `algo` section. Both outputs are `[B, T]` and zero where
-`mask == 0`; `returns` (value targets) is None for estimators without a critic. See
+`mask == 0`; `returns` (value targets) is None for estimators without a critic. A row without
+an action token is left out (zeros; not in any whitening or group baseline). See
 docs/algorithms.md for the formulas and conventions.
 """
 
@@ -630,7 +631,42 @@ def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, flo
   return {"adv/truncated_frac": frac, "adv/truncation_bootstrapped": boot}
 
 
+def _drop_rows_without_actions(estimator):
+  """Runs a registered estimator on the rows that hold an action token; the others get zeros.
+
+  A row of prompt tokens only (an episode whose sandbox never opened, whose prompt left no
+  token budget, or that timed out before its first decode) has nothing to train and no last
+  action token to carry its score: left in, it crashes the reward placement, or pulls its
+  group's baseline with a score the policy never earned. Padding rows are dropped the same way.
+  """
+
+  @functools.wraps(estimator)
+  def wrapped(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, jax.Array | None]:
+    mask = batch.get("mask")
+    if mask is None or not _is_concrete(mask) or np.ndim(mask) != 2:
+      return estimator(batch, config)  # the estimator's own checks name the problem
+    has_action = np.asarray(mask).any(axis=1)
+    if has_action.all():
+      return estimator(batch, config)
+    if not has_action.any():
+      raise ValueError(f"{estimator.__name__}: no row of 'mask' has an action token (mask == 1)")
+    rows = np.flatnonzero(has_action)
+    batch_size = np.shape(mask)[0]
+    kept = {k: (v if v is None or np.ndim(v) == 0 or np.shape(v)[0] != batch_size
+                else (v if hasattr(v, "shape") else np.asarray(v))[rows])
+            for k, v in batch.items()}
+    advantages, returns = estimator(kept, config)
+
+    def scatter(x):
+      return jnp.zeros((batch_size,) + tuple(x.shape[1:]), x.dtype).at[rows].set(x)
+
+    return scatter(advantages), None if returns is None else scatter(returns)
+
+  return wrapped
+
+
 @ADVANTAGE_ESTIMATORS.register("gae")
+@_drop_rows_without_actions
 def gae_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, jax.Array]:
   """GAE with a critic. Options from config.algo: gamma, lam, value_lam (decoupled lambda
   for the value targets), adaptive_lam_alpha (>0: policy lambda 1 - 1/(alpha L)),
@@ -671,6 +707,7 @@ def _group_batch(batch: Mapping[str, Array], name: str) -> tuple[Array, Array, A
 
 
 @ADVANTAGE_ESTIMATORS.register("grpo")
+@_drop_rows_without_actions
 def grpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
   """GRPO: (score - group mean) / (group std + eps) on every action token of the row."""
   mask, scores, group_ids = _group_batch(batch, "grpo")
@@ -678,6 +715,7 @@ def grpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, 
 
 
 @ADVANTAGE_ESTIMATORS.register("drgrpo")
+@_drop_rows_without_actions
 def drgrpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
   """Dr.GRPO: score - group mean, no std normalisation (pair with a constant-norm loss)."""
   mask, scores, group_ids = _group_batch(batch, "drgrpo")
@@ -685,6 +723,7 @@ def drgrpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array
 
 
 @ADVANTAGE_ESTIMATORS.register("rloo")
+@_drop_rows_without_actions
 def rloo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
   """RLOO: score minus the leave-one-out group mean on every action token of the row."""
   mask, scores, group_ids = _group_batch(batch, "rloo")
@@ -692,6 +731,7 @@ def rloo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, 
 
 
 @ADVANTAGE_ESTIMATORS.register("reinforce_pp")
+@_drop_rows_without_actions
 def reinforce_pp_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
   """REINFORCE++ (and -baseline when `group_ids` has groups of 2+): optional group-mean
   baseline on the scores, reward-to-go with gamma, batch whitening."""

@@ -20,13 +20,20 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence, get_args
 
 import numpy as np
 
 from rl import agent as agent_lib
 from rl.agent import Action, ChatRenderer, SandboxCrash, ToolExecutor, ToolOutcome
 from rl.policies import ActRequest, ActResult, Policy
+
+
+# Why an episode failed for a reason outside the policy (docs/algorithms.md, "Failed episodes"):
+# its sandbox did not start ("open"), its sandbox broke under a tool call ("exec"), grading
+# raised ("grade"), or the judge could not answer and judge_on_error is "pass" ("judge").
+InfraFailure = Literal["open", "exec", "grade", "judge"]
+INFRA_FAILURES: tuple[str, ...] = get_args(InfraFailure)
 
 
 @dataclasses.dataclass
@@ -49,6 +56,22 @@ class Episode:
   # Per agent turn: the message had no usable tool call, or the tool reported an error (a
   # command that ran and exited non-zero is not an error). Empty when unknown (demonstrations).
   turn_errors: list[bool] = dataclasses.field(default_factory=list)
+  # Set when the episode failed for an infrastructure reason: its reward says nothing about
+  # the policy, so the trainer leaves it out of the losses and group baselines. None: the
+  # outcome (success or failure, timeouts and crashes of the agent's own code included) is the
+  # policy's. The record's `infra_failure` field holds the same value.
+  infra_failure: InfraFailure | None = None
+
+
+def infra_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+  """`infra/failed_episodes`, `infra/failed_fraction` and `infra/failed_<cause>` counts."""
+  causes = [e.infra_failure for e in episodes]
+  failed = sum(c is not None for c in causes)
+  out = {"infra/failed_episodes": float(failed),
+         "infra/failed_fraction": failed / len(episodes) if episodes else 0.0}
+  for cause in INFRA_FAILURES:
+    out[f"infra/failed_{cause}"] = float(causes.count(cause))
+  return out
 
 
 @dataclasses.dataclass
@@ -279,9 +302,11 @@ class Evaluator:
     """Grades `workspace_dir` in a fresh sandbox and synthesises the reward (verdict wins).
 
     `workspace_dir` None (the sandbox died) skips grading: the episode earns the no-gain reward.
-    Returns {"reward", "turn_rewards", "success", "tests", "hack", "report"}.
+    Returns {"reward", "turn_rewards", "success", "tests", "hack", "report", "infra_failure"}
+    ("judge" when the judge could not answer and did not flag, else None).
     """
     verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
+    infra_failure = None
     report = None
     reward_context: dict[str, Any] = {"final_run_index": 0}
     solution = None
@@ -310,7 +335,11 @@ class Evaluator:
             execution_log=judge_lib.redact_hidden_tests(
                 str((report.get("log") if isinstance(report, Mapping) else getattr(report, "log", ""))
                     or ""), str(task.tests_dir)))
-        verdicts.append(self.judge.score(judge_input).to_verdict())
+        judged = self.judge.score(judge_input)
+        verdicts.append(judged.to_verdict())
+        # Unjudged, yet passed ("pass"): the reward is not vetted, so it must not train.
+        if judged.error is not None and not judged.flagged:
+          infra_failure = "judge"
     raw = self.scheme.final(report, reward_context) if report is not None else self.no_gain_reward
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
                                    turn_rewards=turn_rewards)
@@ -324,7 +353,8 @@ class Evaluator:
         solution["output"] = f"hidden tests: {t['passed']} of {t['total']} passed"
     return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
             "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
-            "report": report, **({"mle": mle} if mle else {}), **({"solution": solution} if solution else {})}
+            "report": report, "infra_failure": infra_failure, **({"mle": mle} if mle else {}),
+            **({"solution": solution} if solution else {})}
 
   def _keep_solution(self, task: Any) -> bool:
     """Final programs go into the record for MLE tasks and whenever self-improvement is on."""
@@ -383,6 +413,7 @@ class _Run:
   exec_time_s: float = 0.0
   terminated: str = ""
   error: str = ""
+  infra_failure: InfraFailure | None = None
   pending_action: Action | None = None
   pending_tokens: int = 0
   dispatched_at: float = 0.0
@@ -540,6 +571,7 @@ class RolloutEngine:
         if kind == "open":
           if error is not None:
             run.terminated, run.error = "error", f"sandbox start failed: {error}"
+            run.infra_failure = "open"
             self._start_final(run, submit)
           else:
             run.start = time.perf_counter()  # the episode clock starts with its sandbox
@@ -549,6 +581,7 @@ class RolloutEngine:
           action = run.pending_action
           if error is not None:
             run.terminated, run.error = "error", f"sandbox crashed: {error}"
+            run.infra_failure = "exec"
             self._record_step(run, action, ToolOutcome(f"Error: {error}", ok=False), ActionCheck(),
                               end - run.dispatched_at)
           else:
@@ -755,10 +788,12 @@ class RolloutEngine:
   def _finish(self, run: _Run, outcome: dict[str, Any] | None, error: str | None) -> Episode:
     if error is not None:
       run.terminated, run.error = "error", f"grading failed: {error}"
+      run.infra_failure = run.infra_failure or "grade"
       outcome = self.evaluator.evaluate(run.task, None, action_checks=run.checks,
                                         turn_rewards=self._turn_rewards(run))
     reward, tests, success = outcome["reward"], outcome["tests"], outcome["success"]
     hack, turn_rewards = outcome["hack"], outcome["turn_rewards"]
+    infra_failure = run.infra_failure or outcome.get("infra_failure")
     n_turns = len(run.turn_ends)
     if not turn_rewards or len(turn_rewards) != n_turns:
       turn_rewards = [0.0] * n_turns
@@ -775,6 +810,7 @@ class RolloutEngine:
         "tests": tests, "hack": hack, "terminated": run.terminated or "error",
         "duration_s": round(duration, 6), "mode": self.limits.mode, "group_id": run.group_id,
         "episode_id": run.id, "exec_time_s": round(run.exec_time_s, 6),
+        "infra_failure": infra_failure,
         **({"error": run.error} if run.error else {}),
         **({"grade_cached": True} if cached else {}),
         **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
@@ -786,7 +822,7 @@ class RolloutEngine:
                    turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),
                    success=bool(success), terminated=record["terminated"], truncated=truncated,
                    duration_s=duration, exec_time_s=run.exec_time_s, record=record,
-                   turn_errors=list(run.turn_errors))
+                   turn_errors=list(run.turn_errors), infra_failure=infra_failure)
 
   def _base_hash(self, task: Any) -> str:
     key = f"{task.id}@{task.version}"
@@ -831,6 +867,7 @@ class RolloutEngine:
         m[f"perf/{name}_p90_s"] = float(np.percentile(values, 90))
     for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
       m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
+    m.update(infra_metrics(episodes))
     return m
 
 
@@ -1030,5 +1067,5 @@ def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: C
         success=bool(record.get("success")), terminated=record.get("terminated", "submit"),
         truncated=record.get("terminated") in ("max_steps", "max_tokens", "timeout"),
         duration_s=float(record.get("duration_s", 0.0)), exec_time_s=float(record.get("exec_time_s", 0.0)),
-        record=dict(record)))
+        record=dict(record), infra_failure=record.get("infra_failure")))
   return episodes

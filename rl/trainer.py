@@ -386,6 +386,7 @@ class Trainer:
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
+    episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
     ok = [e for e in episodes if e.success]
     print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
     return episodes if c.sft.keep_failed_demonstrations else ok
@@ -499,9 +500,14 @@ class Trainer:
         episodes += self.engine.run(tasks[s:s + per_call], group_size=samples)[0]
     finally:
       self.engine.writer = writer
-    table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
-                                       ks=sorted({1, samples}))
-    result = {f"eval/{k}": v for k, v in table.items()}
+    # An infrastructure failure says nothing about the policy: not a failed sample.
+    failed = sum(e.infra_failure is not None for e in episodes)
+    episodes = [e for e in episodes if e.infra_failure is None]
+    result = {"eval/infra_failed": float(failed)} if failed else {}
+    if episodes:
+      table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
+                                         ks=sorted({1, samples}))
+      result.update({f"eval/{k}": v for k, v in table.items()})
     return (result, episodes) if return_episodes else result
 
   # -- one RL iteration -----------------------------------------------------------------------------
@@ -634,12 +640,20 @@ class Trainer:
     timings["time/rollout_s"] = time.perf_counter() - t0
     sample_tokens = sum(sum(e.action_mask) for e in episodes)
     self.record_solutions(episodes, it)
+    # An infrastructure failure is not the policy's outcome, and an episode without an action
+    # token has nothing to train: neither reaches the estimators, the group baselines or the
+    # losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count them (infra/*).
+    outcomes = [e for e in episodes if e.infra_failure is None]
+    episodes = [e for e in outcomes if any(e.action_mask)]
+    if not episodes:
+      return self._skipped_iteration(outcomes, rollout_metrics, timings, temperature, sample_tokens)
 
     t1 = time.perf_counter()
     batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
                                                       pad_multiple=c.trainer.pad_multiple))
     B, T = batch.tokens.shape
-    metrics: dict[str, float] = {}
+    metrics: dict[str, float] = {"train/episodes": float(len(episodes)), "train/update_skipped": 0.0,
+                                 "train/no_action_episodes": float(len(outcomes) - len(episodes))}
     grammar_states = None
     if self.grammar is not None:  # each action token's state: the update scores the masked softmax
       grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
@@ -732,10 +746,10 @@ class Trainer:
     metrics.update({
         "adv/mean": float(adv_valid.mean()), "adv/std": float(adv_valid.std()),
         "adv/min": float(adv_valid.min()), "returns/mean": float(returns_valid.mean()),
-        "train/reward_mean": float(np.mean([e.final_reward for e in episodes])),
-        "train/reward_std": float(np.std([e.final_reward for e in episodes])),
-        "train/success_rate": float(np.mean([e.success for e in episodes])),
-        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in episodes])),
+        "train/reward_mean": float(np.mean([e.final_reward for e in outcomes])),
+        "train/reward_std": float(np.std([e.final_reward for e in outcomes])),
+        "train/success_rate": float(np.mean([e.success for e in outcomes])),
+        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in outcomes])),
         "train/temperature": temperature,
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
@@ -762,6 +776,26 @@ class Trainer:
     metrics.update(timings)
     if "actor/approx_kl" in metrics:
       self.kl.update(metrics.get("actor/kl_loss", metrics["actor/approx_kl"]))
+    return metrics
+
+  def _skipped_iteration(self, outcomes: Sequence, rollout_metrics: dict, timings: dict,
+                         temperature: float, sample_tokens: int) -> dict:
+    """The metrics of an iteration without a trainable episode (every one failed for an
+    infrastructure reason or ended before its first action): no update, and the log says so."""
+    failed = int(rollout_metrics.get("infra/failed_episodes", 0))
+    print(f"iteration {self.iteration + 1}: no episode to train on ({failed} of "
+          f"{int(rollout_metrics.get('rollout/episodes', 0))} failed for infrastructure reasons, the "
+          "rest ended before their first action); update skipped", flush=True)
+    generate_s = max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9)
+    metrics = {"train/episodes": 0.0, "train/update_skipped": 1.0,
+               "train/no_action_episodes": float(len(outcomes)), "train/temperature": temperature,
+               "kl/coef": self.kl.coef, "perf/sample_tokens_per_s": sample_tokens / generate_s,
+               "perf/update_tokens_per_s": 0.0}
+    if outcomes:  # policy outcomes without action tokens: still failures to report
+      metrics["train/reward_mean"] = float(np.mean([e.final_reward for e in outcomes]))
+      metrics["train/success_rate"] = float(np.mean([e.success for e in outcomes]))
+    metrics.update(rollout_metrics)
+    metrics.update(timings)
     return metrics
 
   # -- the whole run ------------------------------------------------------------------------------------

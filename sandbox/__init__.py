@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
-from sandbox.api import (ExecResult, SandboxConfig, SandboxError, SandboxPathError, Session)
+from sandbox.api import (ExecResult, FaultInjection, SandboxConfig, SandboxError, SandboxPathError,
+                         Session)
+from sandbox.faults import with_faults
 from sandbox.runtime_env import runtime_python
 
-__all__ = ["ExecResult", "SandboxConfig", "SandboxError", "SandboxPathError", "Session",
-           "open_session", "register_backend", "backend_names", "runtime_python"]
+__all__ = ["ExecResult", "FaultInjection", "SandboxConfig", "SandboxError", "SandboxPathError",
+           "Session", "open_session", "register_backend", "backend_names", "runtime_python"]
 
 # name -> "module:function" (imported lazily so the docker SDK is only needed for docker).
 _BACKENDS: dict[str, Any] = {
@@ -47,7 +49,8 @@ def open_session(workspace_dir: str, config: SandboxConfig | Any = None, **overr
   """Opens a session on a private copy of `workspace_dir` with the configured backend.
 
   `config` is a SandboxConfig, a mapping such as `config.sandbox`, or None for defaults;
-  keyword overrides replace single fields.
+  keyword overrides replace single fields. With `config.fault_injection` set, the backend
+  fails that share of opens and session calls on purpose (sandbox.faults).
   """
   if config is None:
     config = SandboxConfig()
@@ -55,4 +58,4 @@ def open_session(workspace_dir: str, config: SandboxConfig | Any = None, **overr
     config = SandboxConfig.from_mapping(config)
   if overrides:
     config = config.replace(**overrides)
-  return get_backend(config.backend)(workspace_dir, config)
+  return with_faults(get_backend(config.backend), config.fault_injection)(workspace_dir, config)

@@ -23,6 +23,43 @@ class SandboxPathError(SandboxError, ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class FaultInjection:
+  """Failures made on purpose (sandbox.faults), to test how a run survives a flaky sandbox.
+
+  Each rate is the share of calls of its kind that raise a `SandboxError` instead of running:
+  `open_failure_rate` of session starts, `exec_failure_rate` of session calls (exec, read_file,
+  write_file, list_files), `grade_failure_rate` of gradings. Decisions come from a random
+  stream per kind seeded with `seed`, so a run fails the same calls again. All 0: no wrapper.
+  """
+  open_failure_rate: float = 0.0
+  exec_failure_rate: float = 0.0
+  grade_failure_rate: float = 0.0
+  seed: int = 0
+
+  def __post_init__(self):
+    for name in ("open_failure_rate", "exec_failure_rate", "grade_failure_rate"):
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"FaultInjection.{name} must be a number in [0, 1], got {value!r}")
+
+  @property
+  def enabled(self) -> bool:
+    return any(r > 0 for r in (self.open_failure_rate, self.exec_failure_rate, self.grade_failure_rate))
+
+  @classmethod
+  def from_mapping(cls, mapping: Mapping[str, Any] | Any) -> "FaultInjection":
+    items = dict(mapping.items()) if hasattr(mapping, "items") else dict(mapping)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(items) - known)
+    if unknown:
+      raise ValueError(f"unknown sandbox.fault_injection fields {unknown}; known: {sorted(known)}")
+    return cls(**items)
+
+
+NO_FAULTS = FaultInjection()
+
+
+@dataclasses.dataclass(frozen=True)
 class SandboxConfig:
   """Limits and backend choice for sandbox sessions (mirrors `config.sandbox`).
 
@@ -51,6 +88,8 @@ class SandboxConfig:
   docker_cpus: float = 1.0
   docker_user: str = "1000:1000"
   docker_retries: int = 3
+  # Test and drill setting: fail a share of opens, session calls and gradings on purpose.
+  fault_injection: FaultInjection = NO_FAULTS
 
   def __post_init__(self):
     for name in ("exec_timeout_s", "memory_mb", "max_procs", "max_file_mb", "output_limit_bytes",
@@ -64,6 +103,8 @@ class SandboxConfig:
       object.__setattr__(self, "docker_hosts", (self.docker_hosts,) if self.docker_hosts else ())
     object.__setattr__(self, "docker_hosts", tuple(self.docker_hosts))
     object.__setattr__(self, "extra_ro_binds", tuple(self.extra_ro_binds))
+    if not isinstance(self.fault_injection, FaultInjection):
+      object.__setattr__(self, "fault_injection", FaultInjection.from_mapping(self.fault_injection))
 
   @classmethod
   def from_mapping(cls, mapping: Mapping[str, Any] | Any) -> "SandboxConfig":

@@ -22,8 +22,8 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any, Iterable
 
-from sandbox import api, open_session
-from sandbox.api import SandboxConfig, SandboxError
+from sandbox import api, faults, open_session
+from sandbox.api import NO_FAULTS, SandboxConfig, SandboxError
 
 WORKSPACE = "/workspace"  # where every backend mounts the workspace
 RUNTIME = "/opt/rlcoder"  # read-only runtime files inside every backend
@@ -365,11 +365,24 @@ def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "t
     hit = cache.get(key)
     if hit is not None:
       return hit
+  injected = getattr(config, "fault_injection", NO_FAULTS)
+  if injected.enabled:
+    # A grading fails at grade_failure_rate; its own sandbox is not also exposed to the open
+    # and exec rates, so each rate keeps one meaning.
+    faults.injector_for(injected).maybe_fail("grade", "grade")
+    config = _without_faults(config)
   report = _grade_in_sandbox(workspace_dir, hidden_tests_dir, hidden_tests_dest, test_command,
                              timeout_s, config, expected_tests, pristine_dir)
   if cache is not None:
     cache.put(key, report)
   return report
+
+
+def _without_faults(config: SandboxConfig | Any) -> SandboxConfig | Any:
+  """`config` with fault injection off (sandbox.faults)."""
+  if isinstance(config, SandboxConfig) and config.fault_injection.enabled:
+    return config.replace(fault_injection=NO_FAULTS)
+  return config
 
 
 def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str,
@@ -473,7 +486,8 @@ def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
   Cached in `cache_dir` by a digest of both trees and the command. Raises SandboxError when
   the reference itself does not collect cleanly (a broken task).
   """
-  config = config or SandboxConfig()
+  # Task preparation, not an episode: injected faults (sandbox.faults) do not apply.
+  config = _without_faults(config or SandboxConfig())
   digest = _tree_digest([reference_dir, hidden_tests_dir], f"{hidden_tests_dest}\0{test_command}")
   cache_path = os.path.join(cache_dir, f"expected-{digest[:32]}.json") if cache_dir else None
   if cache_path and os.path.exists(cache_path):

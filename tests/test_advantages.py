@@ -330,6 +330,30 @@ def test_reinforce_pp_estimator_uses_group_baseline():
   assert abs(float(np.asarray(a)[batch["mask"] > 0].mean())) < 1e-5
 
 
+@pytest.mark.parametrize("name", ["gae", "grpo", "drgrpo", "rloo", "reinforce_pp"])
+@pytest.mark.parametrize("discount_per", ["token", "turn"])
+def test_estimators_drop_rows_without_action_tokens(name, discount_per):
+  """A row with prompt tokens only (its sandbox failed to open, its prompt left no budget) gets
+  zero advantages and returns and leaves the other rows as if it were not in the batch: not in
+  the whitening, not in its group's baseline, no crash looking for its last action token."""
+  full = _batch(4, batch=5)
+  full["mask"][2] = 0.0
+  full["scores"][2] = 5.0  # far from its group's scores: it would move their baseline
+  full["group_ids"] = np.array([0, 0, 1, 1, 1])
+  full["token_rewards"] = np.full(full["mask"].shape, 0.1, np.float32) * full["mask"]
+  algo = dict(ALGO, discount_per=discount_per, whiten_advantages=True)
+  a, r = ADVANTAGE_ESTIMATORS.get(name)(full, algo)
+  keep = np.array([0, 1, 3, 4])
+  want_a, want_r = ADVANTAGE_ESTIMATORS.get(name)({k: v[keep] for k, v in full.items()}, algo)
+  np.testing.assert_array_equal(np.asarray(a)[2], 0.0)
+  np.testing.assert_allclose(np.asarray(a)[keep], want_a, atol=1e-6)
+  if want_r is None:
+    assert r is None
+  else:
+    np.testing.assert_array_equal(np.asarray(r)[2], 0.0)
+    np.testing.assert_allclose(np.asarray(r)[keep], want_r, atol=1e-6)
+
+
 def test_estimator_missing_key_names_it():
   batch = _batch()
   del batch["values"]

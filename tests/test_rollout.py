@@ -11,6 +11,7 @@ from rl import agent as agent_lib
 from rl import policies
 from rl import rollout
 from rl.tokenizer import load_tokenizer
+from sandbox import SandboxError
 from test_rollout_helpers import host_session, make_config, make_engine, make_task
 
 
@@ -206,6 +207,11 @@ def test_sandbox_crash_ends_only_that_episode(tasks, renderer):
   assert crashed.final_reward == 0.0
   assert by_task[tasks[1].id].terminated == "submit"
   assert metrics["rollout/terminated_error"] == 1
+  # The sandbox broke, not the agent: an infrastructure failure, in the episode and its record.
+  assert crashed.infra_failure == crashed.record["infra_failure"] == "exec"
+  assert by_task[tasks[1].id].infra_failure is None and by_task[tasks[1].id].record["infra_failure"] is None
+  assert metrics["infra/failed_episodes"] == metrics["infra/failed_exec"] == 1
+  assert metrics["infra/failed_fraction"] == 0.5 and metrics["infra/failed_open"] == 0
 
 
 def test_failing_session_start_is_an_error_episode(tasks, renderer):
@@ -215,8 +221,35 @@ def test_failing_session_start_is_an_error_episode(tasks, renderer):
   config = make_config()
   engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
   engine.open_session = broken
-  [ep], _ = engine.run(tasks[:1])
+  [ep], metrics = engine.run(tasks[:1])
   assert ep.terminated == "error" and "no bubblewrap" in ep.record["error"] and ep.final_reward == 0.0
+  assert ep.infra_failure == "open" and sum(ep.action_mask) == 0
+  assert metrics["infra/failed_open"] == 1 and metrics["infra/failed_fraction"] == 1.0
+
+
+def test_grading_failure_is_an_infra_failure_and_the_agents_own_failures_are_not(tasks, renderer):
+  """A grading that raises marks the episode "grade"; a command of the agent's that fails or
+  times out is an ordinary outcome (a failure with its reward), never an infrastructure one."""
+  def failing_grade(*args, **kwargs):
+    raise SandboxError("grading sandbox did not start")
+
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine.evaluator._grade_fn = failing_grade  # pylint: disable=protected-access
+  [ep], metrics = engine.run(tasks[:1])
+  assert ep.terminated == "error" and "grading failed" in ep.record["error"]
+  assert ep.infra_failure == ep.record["infra_failure"] == "grade" and metrics["infra/failed_grade"] == 1
+
+  script = ['<tool_call>{"name": "run", "arguments": {"command": "sleep 5"}}</tool_call>',
+            '<tool_call>{"name": "run", "arguments": {"command": "exit 3"}}</tool_call>',
+            '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]), renderer)
+  engine.limits.command_timeout_s = 0.5
+  [ep], metrics = engine.run(tasks[:1])
+  assert "timed out" in ep.record["steps"][0]["observation"].lower()
+  assert ep.terminated == "submit" and not ep.success and ep.infra_failure is None
+  assert metrics["infra/failed_episodes"] == 0
 
 
 def test_online_antihack_fakes_hidden_test_reads_and_zeroes_reward(tasks, renderer):
@@ -417,3 +450,27 @@ def test_judge_verdict_overrides_passing_tests(tasks, renderer):
   [judge_input] = seen
   assert "return a + b" in judge_input.final_diff and "check_hidden" not in judge_input.final_diff
   assert judge_input.statement == tasks[0].statement and judge_input.steps
+  assert ep.infra_failure is None  # a verdict, even a damning one, is not an infrastructure failure
+
+
+@pytest.mark.parametrize("on_error", ["pass", "flag"])
+def test_judge_that_cannot_answer(tasks, renderer, on_error):
+  """With judge_on_error="pass" an unjudged episode is an infrastructure failure ("judge"): its
+  passing reward was never vetted. With "flag" the configured penalty applies, as before."""
+  from rl import judge as judge_lib
+
+  class BrokenJudge(judge_lib.Judge):
+    name = "broken"
+
+    def _probability(self, judge_input):
+      raise judge_lib.JudgeHTTPError("HTTP 500 from the judge")
+
+  config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine.evaluator.judge = BrokenJudge(on_error=on_error)
+  [ep], metrics = engine.run(tasks[:1])
+  assert ep.record["tests"]["passed"] == 1
+  if on_error == "pass":
+    assert ep.infra_failure == "judge" and metrics["infra/failed_judge"] == 1 and ep.final_reward == 1.0
+  else:
+    assert ep.infra_failure is None and ep.record["hack"]["flagged"] and ep.final_reward == 0.0

@@ -22,11 +22,12 @@ def _tasks_config(config: Any) -> Any:
 
 def sandbox_config_from(config: Any) -> Any:
   """A sandbox.SandboxConfig from `config.sandbox` (fields SandboxConfig does not know are ignored)."""
-  from sandbox import SandboxConfig  # pylint: disable=import-outside-toplevel
+  from sandbox import FaultInjection, SandboxConfig  # pylint: disable=import-outside-toplevel
   section = getattr(config, "sandbox", None)
   if section is None:
     return SandboxConfig()
-  return SandboxConfig.from_mapping(section)
+  # Verifying tasks is preparation, not an episode: injected faults would only drop tasks.
+  return SandboxConfig.from_mapping(section).replace(fault_injection=FaultInjection())
 
 
 @TASK_SOURCES.register("synthetic")
