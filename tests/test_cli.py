@@ -1,5 +1,5 @@
 """Bad input at the command line: each CLI exits with status 2 and one stderr line naming the
-problem, without a traceback; real bugs keep theirs."""
+problem, without a traceback; real bugs keep theirs. Also the benchmarks' torch interpreter."""
 
 import json
 import os
@@ -84,3 +84,23 @@ def test_only_input_errors_are_caught(capsys):
   assert cli.one_line("2 bad line(s) in f.jsonl:\nf.jsonl:1: bad JSON\nf.jsonl:3: no prompt") == (
       "2 bad line(s) in f.jsonl: f.jsonl:1: bad JSON; f.jsonl:3: no prompt")
 
+
+def test_benchmarks_need_a_torch_interpreter_named_by_flag_or_environment(monkeypatch, capsys, tmp_path):
+  monkeypatch.syspath_prepend(str(REPO / "scripts"))
+  import torch_compare
+
+  monkeypatch.setattr(torch_compare, "has_torch", lambda: False)
+  monkeypatch.delenv(torch_compare.TORCH_PYTHON_ENV, raising=False)
+  with pytest.raises(SystemExit) as exit_info:
+    torch_compare.resolve_torch_python("")
+  err = capsys.readouterr().err
+  assert exit_info.value.code == 2 and len(err.strip().splitlines()) == 1
+  assert "--torch-python" in err and torch_compare.TORCH_PYTHON_ENV in err and "pip install torch" in err
+  python = tmp_path / "python"
+  python.write_text("#!/bin/sh\n")
+  python.chmod(0o755)
+  monkeypatch.setenv(torch_compare.TORCH_PYTHON_ENV, str(python))
+  assert torch_compare.resolve_torch_python("") == str(python)
+  with pytest.raises(SystemExit):
+    torch_compare.resolve_torch_python(str(tmp_path / "missing"))  # the flag wins over the environment
+  assert "(from --torch-python) is not an executable file" in capsys.readouterr().err
