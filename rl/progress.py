@@ -342,7 +342,8 @@ def summary_lines(summary: Mapping[str, Any], paths: RunPaths, *, device_peak_mb
     rows.append(("train success", f"first 10% {first} -> last 10% {last}{of}"))
   wall, session = _finite(summary, "wall_time_s"), _finite(summary, "session_wall_time_s")
   if wall is not None:
-    this = f" (this session {format_duration(session)})" if session is not None and abs(session - wall) > 1 else ""
+    # A resumed run's wall time includes its earlier sessions; this one's is then shorter.
+    this = f" (this session {format_duration(session)})" if session is not None and session < wall - 1 else ""
     rows.append(("wall time", format_duration(wall) + this))
   memory = []
   if (rss := _finite(summary, "peak_rss_mb")) is not None:

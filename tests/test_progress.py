@@ -159,3 +159,6 @@ def test_summary_lines_hold_the_results_and_paths():
   short = progress_lib.summary_lines({"iterations": 1, "wall_time_s": 30.0, "heldout_pass@1_final": None},
                                      progress_lib.RunPaths(summary=run / "summary.json"))
   assert short == ["run summary", "  wall time  30s", "  summary    runs/default/summary.json"]
+  resumed = progress_lib.summary_lines({"wall_time_s": 600.0, "session_wall_time_s": 200.0},
+                                       progress_lib.RunPaths(summary=run / "summary.json"))
+  assert resumed[1] == "  wall time  10m00s (this session 3m20s)"
