@@ -227,24 +227,28 @@ class RichDisplay(Display):
 
       # A fresh Progress each time phases reopen: between phases nothing is live, so plain
       # prints of the caller (a script's table) are never drawn over.
+      # The ETA is the phase's own (mean pace since it started): rich's estimate looks at the last
+      # 30 s only and has nothing to say while one iteration takes minutes.
       self._progress = rp.Progress(
           rp.SpinnerColumn(), rp.TextColumn("[bold]{task.description}"), rp.BarColumn(),
           rp.MofNCompleteColumn(), rp.TextColumn("{task.fields[unit]}"), rp.TimeElapsedColumn(),
-          rp.TextColumn("eta"), rp.TimeRemainingColumn(), rp.TextColumn("{task.fields[status]}"),
+          rp.TextColumn("{task.fields[eta]}"), rp.TextColumn("{task.fields[status]}"),
           console=self.console)
       self._progress.start()
     return self._progress
 
   def _opened(self, phase: Phase) -> None:
     self._tasks[id(phase)] = self._live().add_task(phase.label, total=phase.total, completed=phase.completed,
-                                                   unit=phase.unit, status="")
+                                                   unit=phase.unit, status="", eta="")
 
   def _moved(self, phase: Phase, message: str) -> None:
     task = self._tasks.get(id(phase))
     if task is None:
       return
     status = "  ".join(f"{k} {_format_value(v)}" for k, v in phase.fields.items())
-    self._progress.update(task, completed=phase.completed, total=phase.total, status=status)
+    eta = phase.eta_s
+    self._progress.update(task, completed=phase.completed, total=phase.total, status=status,
+                          eta="" if eta is None else f"eta {format_duration(eta)}")
     if message:
       self._print(f"{phase.label} {phase.count()}  {message}")
 
