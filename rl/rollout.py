@@ -430,6 +430,9 @@ class RolloutEngine:
     evaluator: grading, anti-hack and reward; default `Evaluator(config)`.
     writer: an optional `rl.trajectory.TrajectoryWriter` that receives every record.
     model_info: the record's `model` field ({"checkpoint", "step"}).
+
+  `on_episode_end`, when set, is called once per finished (graded) episode: a progress bar's
+  `advance`.
   """
 
   def __init__(self, config: Any, policy: Policy, renderer: ChatRenderer, *,
@@ -449,6 +452,7 @@ class RolloutEngine:
                           "top_p": float(config.sampling.top_p)}
     self._base_hashes: dict[str, str] = {}
     self._next_id = 0
+    self.on_episode_end: Callable[[], None] | None = None
 
   def set_model_info(self, checkpoint: str, step: int, temperature: float | None = None) -> None:
     self.model_info = {"checkpoint": checkpoint, "step": int(step)}
@@ -596,6 +600,8 @@ class RolloutEngine:
           grade_latencies.append(end - submitted_at)
           done[run.id] = self._finish(run, value, error)
           self.policy.release([run.id])
+          if self.on_episode_end is not None:
+            self.on_episode_end()
           waiting_tool += admit()
 
   # -- steps ------------------------------------------------------------------------------------

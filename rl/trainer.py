@@ -15,6 +15,7 @@ its metrics after the resume point equal an uninterrupted run's (timings aside).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -36,6 +37,7 @@ from rl import duration as duration_lib
 from rl import evaluation
 from rl import losses as losses_lib
 from rl import model as model_lib
+from rl import progress as progress_lib
 from rl import update as update_lib
 from rl.metrics import MetricWriter, read_metrics
 from rl.self_improve import SelfImprovement
@@ -75,6 +77,20 @@ def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> P
 
 def peak_rss_mb() -> float:
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def device_peak_mb() -> float | None:
+  """Peak memory in use on this process's accelerators (the largest); None where the backend
+  keeps no statistics (the CPU)."""
+  peaks = []
+  for device in jax.local_devices():
+    try:
+      stats = device.memory_stats() or {}
+    except Exception:  # noqa: BLE001 - a backend without statistics
+      stats = {}
+    if "peak_bytes_in_use" in stats:
+      peaks.append(stats["peak_bytes_in_use"] / 2**20)
+  return max(peaks) if peaks else None
 
 
 def _percentiles(values: Sequence[float], prefix: str) -> dict[str, float]:
@@ -149,7 +165,8 @@ def _copy(tree):
 class Trainer:
   """Owns the models, optimizers, rollout engine, task pools, checkpoints and metrics."""
 
-  def __init__(self, config: ml_collections.ConfigDict, workdir: str | Path):
+  def __init__(self, config: ml_collections.ConfigDict, workdir: str | Path,
+               display: progress_lib.Display | None = None):
     from rl import agent as agent_lib
     from rl import rollout as rollout_lib
     from rl import tokenizer as tokenizer_lib
@@ -158,6 +175,7 @@ class Trainer:
 
     self.config = config
     self.workdir = Path(workdir)
+    self.display = display or progress_lib.make_display()
     self.train_tasks, self.eval_tasks = self._load_tasks()  # before JAX builds anything
     self.tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
     self.renderer = agent_lib.ChatRenderer.from_config(self.tokenizer, config)
@@ -228,7 +246,10 @@ class Trainer:
   def _load_tasks(self):
     from rl.tasks import load_tasks
 
-    self.task_mixture = load_tasks(self.config, self.workdir)
+    # Generating and verifying tasks can take minutes: the sources report to a phase. (A bare
+    # host object without a display works too: a test calls this method on one.)
+    phase = getattr(self, "display", progress_lib.PlainDisplay()).phase("tasks", unit="tasks")
+    self.task_mixture = load_tasks(self.config, self.workdir, progress=phase.update)
     for _, _, tasks in self.task_mixture.sources:
       # A freshly generated root and its cached copy list tasks in different orders; sampling
       # must not depend on which one this process saw (resumed runs draw the same tasks).
@@ -236,7 +257,7 @@ class Trainer:
     difficulty = self.config.tasks.difficulty or None
     train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
     if self.config.tasks.get("eval_sources"):  # a separate evaluation mixture (its eval_split)
-      eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources")
+      eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources", progress=phase.update)
       for _, _, tasks in eval_mixture.sources:
         tasks.sort(key=lambda t: t.id)
       evaluation_tasks = eval_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
@@ -246,6 +267,7 @@ class Trainer:
       evaluation_tasks = evaluation_tasks[:self.config.tasks.max_eval_tasks]
     if not train:
       raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r} in {self.task_mixture}")
+    phase.end(f"{len(train)} training, {len(evaluation_tasks)} held-out")
     return train, evaluation_tasks
 
   def _make_model_policy(self):
@@ -270,6 +292,16 @@ class Trainer:
     self.model_policy.set_temperature(temperature)
     self.model_policy._key = jax.random.key(seed)  # pylint: disable=protected-access
     self.model_policy._calls = 0  # pylint: disable=protected-access
+
+  @contextlib.contextmanager
+  def _episode_phase(self, engine, label: str, episodes: int, *, quiet: bool = False):
+    """A progress phase that each episode `engine` finishes advances (a bar of episodes)."""
+    with self.display.phase(label, total=episodes, unit="episodes", quiet=quiet) as phase:
+      engine.on_episode_end = phase.advance
+      try:
+        yield phase
+      finally:
+        engine.on_episode_end = None
 
   def temperature(self) -> float:
     s, n = self.config.sampling, max(self.config.trainer.iterations - 1, 1)
@@ -385,10 +417,11 @@ class Trainer:
         read_prob=None if c.sft.expert_read_prob < 0 else c.sft.expert_read_prob)
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
-    episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
-    episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
-    ok = [e for e in episodes if e.success]
-    print(f"sft: {len(ok)}/{len(episodes)} expert demonstrations solved their task", flush=True)
+    with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
+      episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
+      episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
+      ok = [e for e in episodes if e.success]
+      phase.end(f"{len(ok)}/{len(episodes)} expert demonstrations solved their task")
     return episodes if c.sft.keep_failed_demonstrations else ok
 
   def _demo_batch(self, demos: list) -> batching.RolloutBatch:
@@ -413,12 +446,14 @@ class Trainer:
     rng = np.random.default_rng([c.seed, 99])
     t0 = time.perf_counter()
     nll = []
+    # The plain (log) display prints about ten of the steps, the terminal one a live bar.
+    phase = self.display.phase("sft", total=c.sft.steps, unit="steps", report_every=max(1, c.sft.steps // 10))
     for step in range(c.sft.steps):
       rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
       params, opt, metrics = step_fn(params, opt, self._sft_minibatch(batch, rows))
       nll.append(float(metrics["sft/nll"]))
-      if step % 20 == 0 or step == c.sft.steps - 1:
-        print(f"sft step {step}: nll {nll[-1]:.3f} ({time.perf_counter() - t0:.0f}s)", flush=True)
+      phase.advance(nll=nll[-1])
+    phase.end(f"{c.sft.steps} steps, nll {nll[0]:.3f} -> {np.mean(nll[-10:]):.3f}")
     self.state = self.state.replace(policy=params)
     if self.critic_graphdef is not None:  # the critic starts from the SFT trunk
       critic = nnx.merge(self.critic_graphdef, self.state.critic)
@@ -473,15 +508,19 @@ class Trainer:
     before and after RL, unlike the per-iteration success rate, whose task mix changes from one
     iteration to the next."""
     n, t = self.config.trainer.train_eval_samples, self.config.sampling.temperature
-    _, episodes = self.evaluate(tasks=self.train_tasks, samples=n, return_episodes=True, temperature=t)
+    _, episodes = self.evaluate(tasks=self.train_tasks, samples=n, return_episodes=True, temperature=t,
+                                label=f"train-task eval ({when})")
     wins = np.array([e.success for e in episodes], np.float64)
     p = float(wins.mean()) if wins.size else float("nan")
     se = float(np.sqrt(p * (1 - p) / max(wins.size, 1)))
-    print(f"train-task pass@1 ({when} of RL, n={n} at T={t:.2f}): {p:.3f} +- {se:.3f}", flush=True)
+    self.display.note(f"train-task pass@1 ({when} of RL, {len(self.train_tasks)} tasks x {n} at T={t:.2f}): "
+                      f"{p:.3f} +- {se:.3f}")
     return {f"train_pass@1_{when}": p, f"train_pass@1_{when}_stderr": se, "train_pass@1_samples": n}
 
   def evaluate(self, tasks: Sequence | None = None, samples: int | None = None,
-               return_episodes: bool = False, temperature: float | None = None):
+               return_episodes: bool = False, temperature: float | None = None, label: str = "eval"):
+    """pass@k of `tasks` (default the held-out ones), `samples` episodes each; `label` names its
+    progress bar (the callers print the result: an iteration line, a held-out note)."""
     tasks = list(self.eval_tasks if tasks is None else tasks)
     if not tasks:
       return ({}, []) if return_episodes else {}
@@ -496,8 +535,9 @@ class Trainer:
     per_call = max(1, rows // samples)
     episodes = []
     try:
-      for s in range(0, len(tasks), per_call):
-        episodes += self.engine.run(tasks[s:s + per_call], group_size=samples)[0]
+      with self._episode_phase(self.engine, label, len(tasks) * samples, quiet=True):
+        for s in range(0, len(tasks), per_call):
+          episodes += self.engine.run(tasks[s:s + per_call], group_size=samples)[0]
     finally:
       self.engine.writer = writer
     # An infrastructure failure says nothing about the policy: not a failed sample.
@@ -636,7 +676,8 @@ class Trainer:
     tasks = self.with_improve_prompts(self.sample_tasks(it), it)
     self._set_policy(temperature, seed=c.seed * 100_003 + it)
     self.engine.set_model_info(str(self.workdir), it, temperature)
-    episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
+    with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size, quiet=True):
+      episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
     timings["time/rollout_s"] = time.perf_counter() - t0
     sample_tokens = sum(sum(e.action_mask) for e in episodes)
     self.record_solutions(episodes, it)
@@ -658,7 +699,8 @@ class Trainer:
     if self.grammar is not None:  # each action token's state: the update scores the masked softmax
       grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
       metrics["rollout/off_grammar_tokens"] = float(off)
-    scored = self._score(batch, temperature, grammar_states)
+    with self.display.phase("score", quiet=True):
+      scored = self._score(batch, temperature, grammar_states)
     mask = batch.action_mask
     token_rewards = batch.turn_rewards.copy()
     if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
@@ -720,8 +762,9 @@ class Trainer:
     shapes_before = len(self._update_shapes)
     train_policy = it >= c.optim.critic_warmup_iterations
     has_critic = "values" in scored and c.algo.advantage_estimator == "gae"
-    update_metrics = self.ppo_epochs(full, batch.lengths, temperature, train_policy, has_critic,
-                                     rng=np.random.default_rng([c.seed, it, 23]))
+    with self.display.phase("update", quiet=True):
+      update_metrics = self.ppo_epochs(full, batch.lengths, temperature, train_policy, has_critic,
+                                       rng=np.random.default_rng([c.seed, it, 23]))
     if c.sft.ptx_steps and train_policy:
       metrics.update(self._ptx_steps(it))
     update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
@@ -783,9 +826,9 @@ class Trainer:
     """The metrics of an iteration without a trainable episode (every one failed for an
     infrastructure reason or ended before its first action): no update, and the log says so."""
     failed = int(rollout_metrics.get("infra/failed_episodes", 0))
-    print(f"iteration {self.iteration + 1}: no episode to train on ({failed} of "
-          f"{int(rollout_metrics.get('rollout/episodes', 0))} failed for infrastructure reasons, the "
-          "rest ended before their first action); update skipped", flush=True)
+    self.display.note(f"iteration {self.iteration + 1}: no episode to train on ({failed} of "
+                      f"{int(rollout_metrics.get('rollout/episodes', 0))} failed for infrastructure "
+                      "reasons, the rest ended before their first action); update skipped")
     generate_s = max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9)
     metrics = {"train/episodes": 0.0, "train/update_skipped": 1.0,
                "train/no_action_episodes": float(len(outcomes)), "train/temperature": temperature,
@@ -803,7 +846,7 @@ class Trainer:
     c = self.config
     t_start = time.perf_counter()
     status = self.maybe_resume()
-    print(status, flush=True)
+    self.display.note(status)
     self.writer = MetricWriter(self.workdir, tensorboard=c.trainer.tensorboard, wandb=c.trainer.wandb,
                                config=c.to_dict(), process_index=jax.process_index(),
                                time_offset_s=self.time_offset_s)
@@ -814,9 +857,9 @@ class Trainer:
       sft_metrics = self.run_sft()
       summary.update({k.replace("/", "_"): v for k, v in sft_metrics.items()})
       if self.eval_tasks:
-        sft_eval = self.evaluate(samples=c.trainer.final_eval_samples)
+        sft_eval = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
         summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
-        print(f"held-out pass@1 after SFT: {summary['heldout_pass@1_sft']}", flush=True)
+        self._note_heldout("after SFT", summary["heldout_pass@1_sft"])
       summary_path.write_text(json.dumps(summary, indent=2))
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
       self.ref_params = _copy(self.state.policy)
@@ -826,7 +869,7 @@ class Trainer:
     if c.trainer.train_eval_samples and self.iteration == 0 and "train_pass@1_start" not in summary:
       summary.update(self.train_task_pass_at_1("start"))
       summary_path.write_text(json.dumps(summary, indent=2))
-    progress = _progress(c.trainer.iterations, self.iteration)
+    iterations = self.display.phase("iteration", total=c.trainer.iterations, completed=self.iteration)
     while self.iteration < c.trainer.iterations:
       metrics = self.train_iteration()
       self.iteration += 1
@@ -836,8 +879,11 @@ class Trainer:
       row = self.writer.write_scalars(self.iteration, metrics)
       if self.iteration % c.trainer.checkpoint_every == 0 or self.iteration == c.trainer.iterations:
         self.save(row)
-      progress(self.iteration, row)
-    final = self.evaluate(samples=c.trainer.final_eval_samples) if self.eval_tasks else {}
+      iterations.advance(message=progress_lib.describe_iteration(row))
+    iterations.end()
+    final = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval") if self.eval_tasks else {}
+    if final:
+      self._note_heldout("after RL", final.get("eval/pass@1"))
     summary.update({
         "iterations": self.iteration,
         "wall_time_s": self.writer.elapsed_s(),
@@ -857,10 +903,20 @@ class Trainer:
       try:
         plots.plot_run(self.workdir)
       except Exception as e:  # noqa: BLE001 - a plot must never cost a finished run
-        print(f"plots: not written ({type(e).__name__}: {e})", flush=True)
+        self.display.note(f"plots: not written ({type(e).__name__}: {e})")
+    plots_dir = self.workdir / "plots"
+    paths = progress_lib.RunPaths(summary=summary_path, checkpoints=self.workdir / "checkpoints",
+                                  plots=plots_dir if plots_dir.is_dir() else None,
+                                  metrics=self.workdir / "metrics.jsonl")
+    self.display.summary(progress_lib.summary_lines(summary, paths, device_peak_mb=device_peak_mb()))
     self.checkpointer.close()
     self.traj_writer.close()
     return summary
+
+  def _note_heldout(self, when: str, pass_at_1: float | None) -> None:
+    samples = self.config.trainer.final_eval_samples
+    value = "not measured" if pass_at_1 is None else f"{pass_at_1:.3f}"
+    self.display.note(f"held-out pass@1 {when}: {value} ({len(self.eval_tasks)} tasks x {samples})")
 
 
 def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:
@@ -899,27 +955,6 @@ def _hack_metrics(episodes) -> dict[str, float]:
   return out
 
 
-def _progress(total: int, start: int):
-  """A one-line progress display (rich when the terminal is interactive)."""
-  try:
-    from rich.console import Console
-
-    console = Console()
-  except ImportError:
-    console = None
-
-  def show(iteration: int, row: dict) -> None:
-    msg = (f"iter {iteration}/{total}  reward {row.get('train/reward_mean', float('nan')):.3f}  "
-           f"success {row.get('train/success_rate', float('nan')):.2f}  "
-           f"pass@1 {row.get('eval/pass@1', float('nan')):.2f}  t {row.get('time_s', 0):.0f}s")
-    if console is not None:
-      console.print(msg)
-    else:
-      print(msg, flush=True)
-
-  return show
-
-
 def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
   from rl import distributed
 
@@ -927,4 +962,8 @@ def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
   distributed.initialize(config)
   config_lib.validate(config, num_devices=jax.device_count())
   workdir = prepare_workdir(config, workdir)
-  return Trainer(config, workdir).run()
+  display = progress_lib.make_display()
+  try:
+    return Trainer(config, workdir, display).run()
+  finally:
+    display.close()  # a failed run leaves no live bar over its traceback

@@ -211,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
   p.add_argument("--judge-checkpoint", default="")
   p.add_argument("--judge-threshold", type=float, default=0.5)
   p.add_argument("--only", default="", help="comma-separated case ids")
-  p.add_argument("--data-dir", default="/work/shared/data",
-                 help="benchmark data with reference fixes for a real-code false-positive check ('' to skip)")
+  p.add_argument("--data-dir", default=os.environ.get("RLCODER_DATA_DIR") or os.path.join(ROOT, "shared", "data"),
+                 help="benchmark data with reference fixes for a real-code false-positive check ('' to skip; "
+                      "default $RLCODER_DATA_DIR, else the checkout's shared/data)")
   p.add_argument("--verbose", "-v", action="store_true", help="one line per case")
   p.add_argument("--json", default="", help="also write the rows and summary to this file")
   p.add_argument("--export-judge-set", default="",

@@ -5,9 +5,11 @@
 
 Without --hf-checkpoint the tiny preset (~4M parameters, random weights) is used and exported to a
 temporary Hugging Face directory for transformers. PyTorch runs in a subprocess: the current
-interpreter if it has torch, else --torch-python (default $RL_TORCH_PYTHON or
-/work/torchenv/bin/python). Every row decodes exactly --new-tokens tokens (no stop ids), sampling
-at temperature 1. Medians over --repeats timed runs after a warm-up (compile) run.
+interpreter if it has torch, else --torch-python, else $RLCODER_TORCH_PYTHON (make one with
+`python3 -m venv /path/torch-venv && /path/torch-venv/bin/pip install torch --index-url
+https://download.pytorch.org/whl/cpu transformers`). Every row decodes exactly --new-tokens
+tokens (no stop ids), sampling at temperature 1. Medians over --repeats timed runs after a
+warm-up (compile) run.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker, torch_device,
-                           torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, median_time, print_result, resolve_torch_python, run_worker,
+                           torch_device, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -72,8 +74,7 @@ def main() -> None:
   parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
                       help="parameters and activations, both sides")
   parser.add_argument("--compare-transformers", action="store_true")
-  parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
-                                                               DEFAULT_TORCH_PYTHON))
+  parser.add_argument("--torch-python", default="", help=TORCH_PYTHON_HELP)
   parser.add_argument("--multi-turn", action="store_true",
                       help="also time turns of generation with observations in between, with "
                            "the conversation cache against re-prefilling the history each turn")
@@ -89,6 +90,8 @@ def main() -> None:
   if args.torch_worker:
     _torch_worker(args)
     return
+  if args.compare_transformers:  # no interpreter with torch: say so now, not after the JAX side
+    args.torch_python = resolve_torch_python(args.torch_python)
 
   import jax
   import numpy as np

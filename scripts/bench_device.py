@@ -6,8 +6,8 @@ r"""Accelerator benchmark: update-step MFU and sampler tokens/s for a ~0.5B Qwen
 
 Builds a Qwen2.5-0.5B-shaped checkpoint with random weights (no download), then runs
 scripts/bench_update.py and scripts/bench_decode.py on it in bfloat16, each against PyTorch and
-transformers on the same device in the same run when torch is importable (here or at
---torch-python). The update runs once per --update-variants entry (rematerialisation on or off,
+transformers on the same device in the same run when there is an interpreter with torch (this
+one, --torch-python or $RLCODER_TORCH_PYTHON; see --help for how to make one). The update runs once per --update-variants entry (rematerialisation on or off,
 einsum or fused attention). MFU counts model FLOPs per token as in PaLM (appendix B): 6 N for the policy
 (its tied embedding is also the output layer), 6 N' for the critic (N' = N without the embedding,
 which the critic only looks up) and 12 L d T per model for attention, over the chip's dense bf16
@@ -26,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from torch_compare import TORCH_PYTHON_ENV, TORCH_PYTHON_HELP, has_torch  # noqa: E402  (scripts/)
+
 # The benchmarks below run as child processes (and PyTorch beside JAX): without this each JAX
 # process would reserve 75% of the accelerator's memory up front.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -52,8 +54,8 @@ def main() -> None:
                            ".attention); default remat/einsum, and on a GPU also noremat/cudnn and "
                            "remat/cudnn (noremat/einsum needs 163 GB at the default shape). "
                            "PyTorch runs beside the first.")
-  parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON", ""),
-                      help="an interpreter with torch for the comparisons (default: this one)")
+  parser.add_argument("--torch-python", default="",
+                      help=TORCH_PYTHON_HELP + "; without any, the PyTorch baselines are left out")
   args = parser.parse_args()
   import jax
 
@@ -72,7 +74,10 @@ def main() -> None:
     print(f"random Qwen2.5-0.5B-shaped checkpoint: {n_params / 1e6:.0f}M parameters, "
           f"{config.num_layers} layers, vocab {config.vocab_size}", flush=True)
     common = ["--hf-checkpoint", tmp, "--dtype", "bfloat16", "--repeats", str(args.repeats)]
-    torch_args = ["--compare-transformers", "--torch-python", args.torch_python or sys.executable]
+    torch_python = args.torch_python or os.environ.get(TORCH_PYTHON_ENV, "") or (sys.executable if has_torch() else "")
+    torch_args = ["--compare-transformers", "--torch-python", torch_python] if torch_python else []
+    if not torch_python:
+      print(f"PyTorch baselines left out: no torch here, no --torch-python, no ${TORCH_PYTHON_ENV}", flush=True)
     variants = args.update_variants.split(",") if args.update_variants else (
         ["remat/einsum"] + (["noremat/cudnn", "remat/cudnn"] if jax.default_backend() == "gpu" else []))
     for i, variant in enumerate(variants):

@@ -19,8 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (DEFAULT_TORCH_PYTHON, median_time, print_result, run_worker, torch_device,
-                           torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, median_time, print_result, resolve_torch_python, run_worker,
+                           torch_device, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -81,13 +81,14 @@ def main() -> None:
                       help="parameters and activations, both sides (AdamW state follows)")
   parser.add_argument("--logits-chunk", type=int, default=256)
   parser.add_argument("--compare-transformers", action="store_true")
-  parser.add_argument("--torch-python", default=os.environ.get("RL_TORCH_PYTHON",
-                                                               DEFAULT_TORCH_PYTHON))
+  parser.add_argument("--torch-python", default="", help=TORCH_PYTHON_HELP)
   parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.torch_worker:
     _torch_worker(args)
     return
+  if args.compare_transformers:  # no interpreter with torch: say so now, not after the JAX side
+    args.torch_python = resolve_torch_python(args.torch_python)
 
   import jax
   import jax.numpy as jnp

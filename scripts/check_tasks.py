@@ -4,7 +4,9 @@ secrets and license. Prints a summary table and writes a JSON report.
   .venv/bin/python scripts/check_tasks.py tasks/quixbugs --runs 3 --report quixbugs_check.json --enforce
 
 --enforce exits 1 when any task fails a check; --prune-manifest rewrites manifest.jsonl to
-list only the tasks that pass (loaders then skip flaky or broken ones).
+list only the tasks that pass (loaders then skip flaky or broken ones). A malformed task is a
+failed check in the table; a ROOT that is missing, or that is one task's directory, is bad
+input: one line on stderr, exit status 2.
 """
 
 import argparse
@@ -14,6 +16,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from rl import cli  # noqa: E402
 from rl.tasks.checks import check_root, format_table  # noqa: E402
 from rl.tasks.format import load_task, write_manifest  # noqa: E402
 
@@ -34,6 +37,11 @@ def main(argv=None) -> int:
   parser.add_argument("--enforce", action="store_true", help="exit 1 if any task fails a check")
   parser.add_argument("--prune-manifest", action="store_true", help="rewrite manifest.jsonl with passing tasks only")
   args = parser.parse_args(argv)
+  cli.require_path(args.root, "task root", directory=True)
+  if (pathlib.Path(args.root) / "metadata.json").is_file():
+    cli.fail(f"{args.root} is a task directory, not a task root: pass the folder that holds it")
+  if args.report:
+    cli.require_path(str(pathlib.Path(args.report).absolute().parent), "--report folder", directory=True)
   report = check_root(args.root, grader="subprocess" if args.no_sandbox else "sandbox", runs=args.runs,
                       workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec, batch=not args.no_batch,
                       log=lambda s: print(s, file=sys.stderr, flush=True))

@@ -12,7 +12,8 @@ r"""pass@k of a checkpoint on a task root, with the same sandbox and grading as 
 Prints a table and writes JSON (--out) and, with --trajectories DIR, every episode as a
 JSONL trajectory record (replayable with scripts/replay.py). Tasks whose metadata lists `bait_files` are also
 scored for adversarial behaviour: how often the policy reads, lists or runs a command
-touching the bait.
+touching the bait. Bad input (a missing config, checkpoint or task root, a malformed task) is
+one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
@@ -28,7 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from absl import app, flags, logging  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 
-_CONFIG = config_flags.DEFINE_config_file("config", "configs/default.py", "Base config (agent, sandbox).")
+from rl import cli  # noqa: E402
+
+_DEFAULT_CONFIG = "configs/default.py"
+cli.check_config_args(sys.argv, default=_DEFAULT_CONFIG)  # before ml_collections loads the file
+_CONFIG = config_flags.DEFINE_config_file("config", _DEFAULT_CONFIG, "Base config (agent, sandbox).")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", None, "A run directory of ours or a Hugging Face directory.")
 _TASKS = flags.DEFINE_string("tasks", None, "Task root to evaluate on.")
 _SPLIT = flags.DEFINE_string("split", None, "Only tasks of this split (default: all).")
@@ -56,9 +61,10 @@ def correlate(workdir: str) -> dict:
   from rl.evaluation import reward_ability_correlation
   from rl.metrics import read_metrics
 
+  cli.require_path(str(Path(workdir) / "metrics.jsonl"), "--correlate: metrics file", directory=False)
   rows = [r for r in read_metrics(workdir) if "eval/pass@1" in r]
   if len(rows) < 2:
-    raise SystemExit(f"{workdir}: fewer than 2 evaluations in metrics.jsonl")
+    cli.fail(f"--correlate: fewer than 2 evaluations in {Path(workdir) / 'metrics.jsonl'}")
   out = reward_ability_correlation([r["train/reward_mean"] for r in rows], [r["eval/pass@1"] for r in rows])
   out["points"] = [{"step": r["step"], "train_reward": r["train/reward_mean"], "heldout_pass@1": r["eval/pass@1"]}
                    for r in rows]
@@ -66,17 +72,28 @@ def correlate(workdir: str) -> dict:
 
 
 def main(argv):
-  del argv
+  if len(argv) > 1:
+    cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
   logging.set_verbosity(logging.WARNING)
   if _CORRELATE.value:
     result = correlate(_CORRELATE.value)
     print(json.dumps(result, indent=2))
     return
   if not _CHECKPOINT.value or not _TASKS.value:
-    raise app.UsageError("--checkpoint and --tasks are required (or --correlate WORKDIR)")
-  ks = sorted({int(k) for k in _K.value})
+    cli.fail("--checkpoint and --tasks are required (or --correlate WORKDIR)")
+  try:
+    ks = sorted({int(k) for k in _K.value})
+  except ValueError:
+    cli.fail(f"--k: not a list of integers: {','.join(_K.value)}")
   if max(ks) > _N.value:
-    raise app.UsageError(f"k={max(ks)} needs --n >= {max(ks)}")
+    cli.fail(f"--k: k={max(ks)} needs --n >= {max(ks)}")
+  cli.require_path(_CHECKPOINT.value, "--checkpoint", directory=True)
+  cli.require_path(_TASKS.value, "--tasks root", directory=True)
+  with cli.bad_input_exits():
+    evaluate(ks)
+
+
+def evaluate(ks: list[int]) -> None:
   from rl import trainer as trainer_lib
   from rl.tasks import load_task_root
 
@@ -88,7 +105,7 @@ def main(argv):
   elif (checkpoint / "checkpoints").exists():
     config.init_from = str(checkpoint)
   else:
-    raise SystemExit(f"{checkpoint}: neither a Hugging Face directory nor a run directory")
+    cli.fail(f"--checkpoint {checkpoint}: neither a Hugging Face directory nor a run directory")
   config.tasks.sources = (("dir:" + str(Path(_TASKS.value).absolute()), 1.0),)
   config.tasks.eval_sources = ()
   # The trainer it runs on wants "training" tasks: any split the root has (a held-out-only root
@@ -104,7 +121,7 @@ def main(argv):
   if _DIFFICULTY.value:
     tasks = [t for t in tasks if t.difficulty == _DIFFICULTY.value]
   if not tasks:
-    raise SystemExit(f"no tasks in {_TASKS.value} (split {_SPLIT.value}, difficulty {_DIFFICULTY.value})")
+    cli.fail(f"no tasks in {_TASKS.value} (split {_SPLIT.value}, difficulty {_DIFFICULTY.value})")
   workdir = tempfile.mkdtemp(prefix="evaluate-")
   trainer = trainer_lib.Trainer(config.lock(), trainer_lib.prepare_workdir(config, workdir))
   if config.init_from:
@@ -138,4 +155,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  app.run(main)
+  app.run(main, flags_parser=cli.parse_flags)

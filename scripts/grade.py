@@ -4,7 +4,8 @@
   python scripts/grade.py --task TASK_DIR --workspace DIR
 
 Prints one JSON object with at least `reward`, `tests` and `hack` (shared/ARCHITECTURE.md);
-for a trajectory also `logged_reward` and any step whose observation differs.
+for a trajectory also `logged_reward` and any step whose observation differs. Bad input (a
+malformed task, a missing file, no matching record) is one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from rl import cli  # noqa: E402
+from rl import config as config_lib  # noqa: E402
 from rl import rollout  # noqa: E402
 from rl.tasks import load_task  # noqa: E402
 from rl.trajectory import read_trajectories  # noqa: E402
@@ -35,8 +38,8 @@ def select_record(path: str, index: int | None, episode_id: int | None, task_id:
       matching.append(record)
   if index is None and episode_id is None and matching:
     return matching[0]
-  raise SystemExit(f"no matching trajectory record in {path} (index={index}, episode_id={episode_id}, "
-                   f"task={task_id})")
+  raise cli.InputError(f"no matching trajectory record in {path} (index={index}, episode_id={episode_id}, "
+                       f"task={task_id})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,15 +55,24 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--backend", default="", help="sandbox backend override (local | docker)")
   args = parser.parse_args(argv)
 
-  config = rollout.load_config(args.config or None)
-  if args.backend:
-    config.sandbox.backend = args.backend
-  task = load_task(args.task)
+  with cli.bad_input_exits():
+    if args.config:
+      cli.require_path(args.config.partition(":")[0], "--config file", directory=False)
+    cli.require_path(args.task, "--task directory", directory=True)
+    if args.workspace:
+      cli.require_path(args.workspace, "--workspace directory", directory=True)
+    else:
+      cli.require_path(args.trajectory, "--trajectory file or directory")
+    config = rollout.load_config(args.config or None)
+    if args.backend:
+      config.sandbox.backend = args.backend
+    config_lib.validate(config)  # an unknown --backend, named with the known ones
+    task = load_task(args.task)
+    record = None if args.workspace else select_record(args.trajectory, args.index, args.episode_id, task.id)
   evaluator = rollout.Evaluator(config)
   if args.workspace:
     out = rollout.grade_workspace(task, args.workspace, evaluator)
   else:
-    record = select_record(args.trajectory, args.index, args.episode_id, task.id)
     out = rollout.replay_record(record, task, evaluator)
   print(json.dumps(out, default=str))
   return 0

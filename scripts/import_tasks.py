@@ -7,7 +7,9 @@ r"""Imports a benchmark (or fix commits of a git repository) as a task root.
   .venv/bin/python scripts/import_tasks.py git path/to/repo --commits abc123 def456 --out tasks/mine
 
 Malformed JSONL lines are reported with their line numbers and skipped (--on-error skip,
-the default) or abort the import (--on-error reject). Then run scripts/check_tasks.py.
+the default) or abort the import (--on-error reject), one line on stderr and exit status 2,
+like any other bad input (a missing input file, a git fix commit without tests). Then run
+scripts/check_tasks.py.
 """
 
 import argparse
@@ -17,8 +19,8 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from rl.tasks.importers import IMPORTERS, JsonlError, run_importer  # noqa: E402
-from rl.tasks.format import TaskError  # noqa: E402
+from rl import cli  # noqa: E402
+from rl.tasks.importers import IMPORTERS, run_importer  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -38,11 +40,10 @@ def main(argv=None) -> int:
     kwargs["license"] = args.license
   if args.source == "git":
     kwargs.update(commits=args.commits, test_command=args.test_command)
-  try:
+  cli.require_path(args.input, "input" if args.source != "git" else "git repository",
+                   directory=True if args.source == "git" else False)
+  with cli.bad_input_exits():
     result = run_importer(args.source, args.input, args.out, **kwargs)
-  except (JsonlError, TaskError, FileNotFoundError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
   for line in result.skipped:
     print(f"skipped: {line}", file=sys.stderr)
   print(json.dumps({"source": args.source, "out": args.out, "tasks": len(result.tasks),

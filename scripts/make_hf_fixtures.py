@@ -1,10 +1,13 @@
-"""Regenerates the tiny Hugging Face parity fixtures in tests/fixtures/hf_* (needs PyTorch).
+r"""Regenerates the tiny Hugging Face parity fixtures in tests/fixtures/hf_* (needs PyTorch).
 
 Creates random Qwen2 (tied, qkv bias) and Llama (untied, llama3 rope scaling, sharded
 safetensors) checkpoints with transformers, plus their reference logits and greedy continuations,
-so the parity tests run without torch:
+so the parity tests run without torch. In a separate virtualenv with torch (the project's own
+has none):
 
-  /work/torchenv/bin/python scripts/make_hf_fixtures.py --out tests/fixtures
+  python3 -m venv /path/torch-venv && /path/torch-venv/bin/pip install torch \
+      --index-url https://download.pytorch.org/whl/cpu transformers==5.23.0 safetensors numpy
+  /path/torch-venv/bin/python scripts/make_hf_fixtures.py --out tests/fixtures
 """
 
 import argparse

@@ -1,7 +1,9 @@
 """Shared by the benchmarks that compare against PyTorch/transformers in a second interpreter.
 
 The comparison runs the calling script again with `--torch-worker` in an interpreter that has
-torch (this one, or `--torch-python`), which prints one `TORCH_RESULT {json}` line.
+torch, which prints one `TORCH_RESULT {json}` line. That interpreter is this one when it can
+import torch, else `--torch-python`, else $RLCODER_TORCH_PYTHON; a comparison asked for with
+none of them stops at once with one line saying so (TORCH_PYTHON_HELP: how to make one).
 """
 
 from __future__ import annotations
@@ -14,8 +16,42 @@ import sys
 import time
 from typing import Any, Callable, Sequence
 
-DEFAULT_TORCH_PYTHON = "/work/torchenv/bin/python"
+TORCH_PYTHON_ENV = "RLCODER_TORCH_PYTHON"
 RESULT_PREFIX = "TORCH_RESULT "
+TORCH_PYTHON_HELP = (
+    "an interpreter with torch and transformers for the comparison (default: this one if it has "
+    f"torch, else ${TORCH_PYTHON_ENV}); make one with: python3 -m venv /path/torch-venv && "
+    "/path/torch-venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu transformers")
+
+
+def has_torch() -> bool:
+  try:
+    import torch  # noqa: F401  # pylint: disable=import-outside-toplevel,unused-import
+    return True
+  except ImportError:
+    return False
+
+
+def resolve_torch_python(given: str | None) -> str:
+  """The interpreter that runs the torch side: this one if it has torch, else `given`
+  (--torch-python), else $RLCODER_TORCH_PYTHON. Exits with status 2 and one line on stderr when
+  there is none or it does not exist, before any benchmark work starts."""
+  if has_torch():
+    return sys.executable
+  python = given or os.environ.get(TORCH_PYTHON_ENV, "")
+  if not python:
+    _fail(f"the PyTorch comparison needs torch: this interpreter has none; pass --torch-python PATH or set "
+          f"{TORCH_PYTHON_ENV} (make one: python3 -m venv /path/torch-venv && /path/torch-venv/bin/pip install "
+          "torch --index-url https://download.pytorch.org/whl/cpu transformers)")
+  if not os.path.isfile(python) or not os.access(python, os.X_OK):
+    _fail(f"the torch interpreter {python} (from {'--torch-python' if given else TORCH_PYTHON_ENV}) is not "
+          "an executable file")
+  return python
+
+
+def _fail(message: str) -> None:
+  print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr, flush=True)
+  raise SystemExit(2)
 
 
 def median_time(fn: Callable[[], Any], repeats: int, *, ready: Callable[[Any], Any] = lambda out: out) -> float:
@@ -49,15 +85,9 @@ def print_result(result: dict) -> None:
 
 
 def run_worker(script: str, worker_args: Sequence[str], torch_python: str, label: str) -> dict | None:
-  """Runs `script --torch-worker *worker_args` under a torch interpreter; its result or None."""
-  try:
-    import torch  # noqa: F401  # pylint: disable=import-outside-toplevel,unused-import
-    python = sys.executable
-  except ImportError:
-    python = torch_python
-    if not python or not os.path.exists(python):
-      print(f"{label} comparison skipped: no torch here and no interpreter at {python!r}")
-      return None
+  """Runs `script --torch-worker *worker_args` under `torch_python` (`resolve_torch_python`'s
+  answer); its result, or None when the worker failed (its output is printed)."""
+  python = torch_python
   proc = subprocess.run([python, os.path.abspath(script), "--torch-worker", *worker_args],
                         capture_output=True, text=True)
   for line in proc.stdout.splitlines():

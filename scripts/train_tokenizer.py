@@ -1,7 +1,8 @@
 """Trains the tiny byte-level BPE tokenizer committed under rl/assets/tokenizer/.
 
 The corpus is local code only (the Python standard library of the running interpreter and
-the benchmark data in /work/shared/data when present), so the tokenizer is reproducible offline:
+the benchmark data under --data-dir when present: $RLCODER_DATA_DIR, else the checkout's
+shared/data), so the tokenizer is reproducible offline:
 
   .venv/bin/python scripts/train_tokenizer.py --vocab-size 4096 --out rl/assets/tokenizer
 """
@@ -16,6 +17,8 @@ import random
 import sysconfig
 from pathlib import Path
 from typing import Iterator
+
+DATA_DIR = os.environ.get("RLCODER_DATA_DIR") or str(Path(__file__).resolve().parents[1] / "shared" / "data")
 
 # Order fixes the ids: <|endoftext|> = 0 ... so pad/eos ids are stable across retrains.
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
@@ -68,7 +71,7 @@ CHAT_TEMPLATE = (
 )
 
 
-def _corpus(max_bytes: int, seed: int) -> Iterator[str]:
+def _corpus(max_bytes: int, seed: int, data_dir: str = DATA_DIR) -> Iterator[str]:
   """Yields code documents: stdlib sources, benchmark data, synthetic agent transcripts."""
   files = sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))
   files = [f for f in files if "site-packages" not in f.parts and "test" not in f.parts]
@@ -83,7 +86,7 @@ def _corpus(max_bytes: int, seed: int) -> Iterator[str]:
     yield text
     if total >= max_bytes:
       break
-  data_root = Path("/work/shared/data")
+  data_root = Path(data_dir)
   for path in sorted(data_root.rglob("*.jsonl*")) if data_root.is_dir() else []:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
@@ -102,7 +105,8 @@ def _corpus(max_bytes: int, seed: int) -> Iterator[str]:
            f"<tool_response>\n{i % 7} passed, {i % 3} failed in 0.{i % 10}s\n</tool_response>")
 
 
-def train(vocab_size: int, out_dir: str, max_bytes: int = 12_000_000, seed: int = 0) -> None:
+def train(vocab_size: int, out_dir: str, max_bytes: int = 12_000_000, seed: int = 0,
+          data_dir: str = DATA_DIR) -> None:
   from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers, AddedToken
   from transformers import PreTrainedTokenizerFast
 
@@ -116,7 +120,7 @@ def train(vocab_size: int, out_dir: str, max_bytes: int = 12_000_000, seed: int 
       min_frequency=2,
       show_progress=False,
   )
-  tok.train_from_iterator(_corpus(max_bytes, seed), trainer=trainer)
+  tok.train_from_iterator(_corpus(max_bytes, seed, data_dir), trainer=trainer)
   tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in TOOL_TOKENS])
   fast = PreTrainedTokenizerFast(
       tokenizer_object=tok,
@@ -148,8 +152,11 @@ def main() -> None:
   parser.add_argument("--vocab-size", type=int, default=4096)
   parser.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "rl/assets/tokenizer"))
   parser.add_argument("--max-bytes", type=int, default=12_000_000)
+  parser.add_argument("--data-dir", default=DATA_DIR,
+                      help="benchmark JSONL data to add to the corpus when present (default: $RLCODER_DATA_DIR, "
+                           "else the checkout's shared/data)")
   args = parser.parse_args()
-  train(args.vocab_size, args.out, args.max_bytes)
+  train(args.vocab_size, args.out, args.max_bytes, data_dir=args.data_dir)
 
 
 if __name__ == "__main__":

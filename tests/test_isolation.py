@@ -7,6 +7,7 @@ Runs against the bubblewrap backend always and the Docker backend when an engine
 from __future__ import annotations
 
 import os
+import pathlib
 import socket
 import subprocess
 import sys
@@ -115,23 +116,27 @@ def test_no_dns_and_no_external_network(config, workspace):
 def test_host_files_are_invisible(config, workspace, tmp_path):
   secret = tmp_path / "host_secret.txt"
   secret.write_text("TOP-SECRET")
+  home = os.path.expanduser("~")
+  beside = os.path.dirname(REPO)  # the checkout's neighbours: shared data, other checkouts
   targets = ["/etc/shadow", str(secret), os.path.join(REPO, "sandbox", "local.py"),
-             os.path.join(REPO, ".git", "HEAD"), "/work/shared/ARCHITECTURE.md",
-             os.path.join(os.path.expanduser("~"), ".bash_history"),
-             os.path.join(os.path.expanduser("~"), ".bashrc")]
+             os.path.join(REPO, ".git", "HEAD"), os.path.join(REPO, "requirements.txt"),
+             os.path.join(home, ".bash_history"), os.path.join(home, ".bashrc")]
   code = ("import sys\nfor path in sys.argv[1:]:\n  try:\n    open(path).read(); print('READ', path)\n"
           "  except OSError as e:\n    print('DENIED', path, type(e).__name__)\n")
   with open_session(workspace, config) as s:
     s.write_file("_probe.py", code)
     r = s.exec(f"{PY} _probe.py " + " ".join(targets))
-    listing = s.exec(f"ls -a {REPO} {os.path.expanduser('~')} /work 2>&1; true")
+    listing = s.exec(f"ls -a {REPO} {home} {beside} 2>&1; true")
   assert r.exit_code == 0, r.stderr
   assert "READ" not in r.stdout
   assert r.stdout.count("DENIED") == len(targets)
-  # The local backend binds the interpreter's venv read-only at its own path (it may live
-  # inside the checkout); nothing else of the checkout or the home directory is visible.
-  visible = set(listing.stdout.split()) - {".", "..", ".venv", ".pyenv", "main", "/work:",
-                                           f"{REPO}:", f"{os.path.expanduser('~')}:"}
+  # The local backend binds the interpreter's venv and base Python read-only at their own paths
+  # (the venv may live inside the checkout, or beside it): the folders on those paths show;
+  # nothing else of the checkout, its neighbours or the home directory does.
+  interpreter_dirs = {part for p in (sys.prefix, os.path.realpath(sys.prefix), sys.base_prefix)
+                      for part in pathlib.PurePath(p).parts}
+  visible = (set(listing.stdout.split()) - {".", ".."} - interpreter_dirs
+             - {f"{REPO}:", f"{home}:", f"{beside}:"})
   assert not {"rl", "sandbox", ".git", "shared", "configs"} & visible, listing.stdout
 
 

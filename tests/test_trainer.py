@@ -63,9 +63,10 @@ def _comparable(row):
 
 
 @pytest.mark.slow
-def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
+def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root, capsys):
   full = tmp_path / "full"
   summary = trainer_lib.run(tiny_config(tasks_root, **{"trainer.plots": True}), full)
+  _check_plain_progress(capsys.readouterr().out, summary, full)
   rows = _rows(full)
   assert [r["step"] for r in rows] == [1, 2]
   for key in ("train/reward_mean", "train/success_rate", "antihack/flag_rate", "perf/sample_tokens_per_s",
@@ -80,6 +81,28 @@ def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root):
   for name in ("reward_success.png", "lengths.png", "cheat_rate.png"):
     assert (full / "plots" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
 
+
+
+def _check_plain_progress(out: str, summary: dict, workdir: Path) -> None:
+  """The run's stdout off a terminal (pytest captures it): one line per event, iteration lines
+  with only the numbers they measured, and the end summary a user came for."""
+  lines = out.splitlines()
+  assert "nan" not in out
+  for prefix in ("tasks: ", "demos: ", "sft: ", "held-out pass@1 after SFT: ", "train-task pass@1 (start",
+                 "iteration: 2/2", "held-out pass@1 after RL: "):
+    assert sum(line.startswith(prefix) for line in lines) == 1, (prefix, out)
+  assert sum(line.startswith("sft ") for line in lines) <= 3  # steps 1 and 2 (of 2); never one per step
+  first, second = [line for line in lines if line.startswith("iteration ") and "/2  " in line]
+  assert first.startswith("iteration 1/2  reward ") and "success " in first and "rollout " in first
+  # eval_every=2: held-out pass@1 only on the iteration that measured it.
+  assert "pass@1" not in first and "held-out pass@1 " in second
+  block = "\n".join(lines[lines.index("run summary"):])
+  assert f"after SFT {summary['heldout_pass@1_sft']:.3f} -> after RL {summary['heldout_pass@1_final']:.3f}" in block
+  assert f"before RL {summary['train_pass@1_start']:.3f}" in block and "after RL" in block
+  assert f"first 10% {summary['train_success_first_10pct']:.2f} -> last 10% " in block
+  assert "  wall time " in block and "  peak memory " in block and "host " in block
+  for path in (workdir / "plots", workdir / "checkpoints", workdir / "summary.json"):
+    assert str(path) in block, path
 
 
 @pytest.mark.slow

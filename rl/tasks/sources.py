@@ -2,18 +2,24 @@
 
 A source is `source(config, workdir, arg=None) -> list[Task]` returning tasks of every split;
 callers pick a split through `task.split` or `TaskMixture`. In `config.tasks.sources` an
-entry "name:arg" passes `arg` (e.g. ("dir:/data/quixbugs_tasks", 0.3)).
+entry "name:arg" passes `arg` (e.g. ("dir:/data/quixbugs_tasks", 0.3)). A source that takes
+minutes (generation and verification) may also accept `progress=` (a `TaskProgress`).
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import pathlib
 import random
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from rl.registry import TASK_SOURCES
 from rl.tasks.format import Task, TaskError, load_task_root
+
+# How a long task source reports: (tasks done, tasks wanted, a one-line note or ""). The trainer
+# passes a progress phase's `update`; nothing under rl/tasks draws anything itself.
+TaskProgress = Callable[[int, int, str], None]
 
 
 def _tasks_config(config: Any) -> Any:
@@ -31,7 +37,8 @@ def sandbox_config_from(config: Any) -> Any:
 
 
 @TASK_SOURCES.register("synthetic")
-def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
+def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = None, *,
+                     progress: TaskProgress | None = None) -> list[Task]:
   """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks/synthetic).
 
   Regenerates only when the seed, count, renames, tier weights or library changed. Verification uses the
@@ -44,11 +51,12 @@ def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = 
     tier_weights = parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
   except ValueError as e:
     raise ValueError(f"config.tasks.synthetic_tiers: {e}") from None
-  return _generate_synthetic(config, root, int(t.get("num_synthetic", 120)), tier_weights)
+  return _generate_synthetic(config, root, int(t.get("num_synthetic", 120)), tier_weights, progress=progress)
 
 
 @TASK_SOURCES.register("synthetic_heldout")
-def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) -> list[Task]:
+def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str | None = None, *,
+                             progress: TaskProgress | None = None) -> list[Task]:
   """A held-out evaluation root: config.tasks.eval_num_synthetic tasks of the synthetic generator
   (same seed, library and renames as the `synthetic` source) planted only in held-out functions,
   in <workdir>/tasks/synthetic_heldout (or arg); only config.tasks.difficulty's tier when that
@@ -64,11 +72,11 @@ def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str |
   difficulty = str(t.get("difficulty", "") or "")
   # Only the evaluated tier when config.tasks.difficulty names one (the rest would go unused).
   tier_weights = {difficulty: 1.0} if difficulty else parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
-  return _generate_synthetic(config, root, num, tier_weights, split="heldout")
+  return _generate_synthetic(config, root, num, tier_weights, split="heldout", progress=progress)
 
 
 def _generate_synthetic(config: Any, root: pathlib.Path, num: int, tier_weights: dict | None,
-                        split: str = "") -> list[Task]:
+                        split: str = "", progress: TaskProgress | None = None) -> list[Task]:
   """`cached_or_generate` with the seed, renames, library, grader and workers of the config."""
   from rl.tasks.synthetic.generator import LIBRARIES, cached_or_generate  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
@@ -80,7 +88,7 @@ def _generate_synthetic(config: Any, root: pathlib.Path, num: int, tier_weights:
   return cached_or_generate(root, num_tasks=num, seed=int(t.get("synthetic_seed", 0)), grader=grader,
                             sandbox_config=sandbox_config_from(config) if grader == "sandbox" else None,
                             renames=int(t.get("synthetic_renames", 0) or 0), tier_weights=tier_weights,
-                            library=library, split=split, workers=workers)
+                            library=library, split=split, workers=workers, progress=progress)
 
 
 @TASK_SOURCES.register("dir")
@@ -181,9 +189,11 @@ class TaskMixture:
     return "TaskMixture(" + ", ".join(f"{n}:{w:g}x{len(t)}" for n, w, t in self.sources) + ")"
 
 
-def load_tasks(config: Any, workdir: str | os.PathLike, field: str = "sources") -> TaskMixture:
+def load_tasks(config: Any, workdir: str | os.PathLike, field: str = "sources", *,
+               progress: TaskProgress | None = None) -> TaskMixture:
   """The mixture named by config.tasks.sources, e.g. (("synthetic", 0.7), ("dir:/data/qb", 0.3)),
-  or by another field of config.tasks in the same format (`field`, e.g. "eval_sources")."""
+  or by another field of config.tasks in the same format (`field`, e.g. "eval_sources").
+  `progress` goes to the sources that accept it (those that generate tasks)."""
   t = _tasks_config(config)
   loaded = []
   for entry in (t.get(field, ()) if hasattr(t, "get") else getattr(t, field, ())):
@@ -193,6 +203,9 @@ def load_tasks(config: Any, workdir: str | os.PathLike, field: str = "sources") 
       name, weight = entry
     base, _, arg = str(name).partition(":")
     source = TASK_SOURCES.get(base)
-    tasks = source(config, workdir, arg=arg) if arg else source(config, workdir)
+    kwargs: dict[str, Any] = {"arg": arg} if arg else {}
+    if progress is not None and "progress" in inspect.signature(source).parameters:
+      kwargs["progress"] = progress
+    tasks = source(config, workdir, **kwargs)
     loaded.append((name, weight, tasks))
   return TaskMixture(loaded)

@@ -277,14 +277,16 @@ class GenerateResult:
 def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, grader: str = "sandbox",
              workers: int = 2, heldout_fraction: float = 0.2, tier_weights: dict[str, float] | None = None,
              sandbox_config: Any = None, batch_size: int = 160, renames: int = 0, library: str = "core",
-             split: str = "", log: Callable[[str], None] = lambda s: None) -> GenerateResult:
+             split: str = "", log: Callable[[str], None] = lambda s: None,
+             progress: Callable[[int, int, str], None] | None = None) -> GenerateResult:
   """Generates `num_tasks` verified tasks into `out` (replacing what is there).
 
   `renames` > 0 follows every candidate by that many renamed variants (other parameter,
   variable and module names; rename.py): the same bug in `renames + 1` spellings, so that a
   policy has to read names from its context instead of recalling them. `library` names the
   functions to plant bugs in (LIBRARIES); `split` ("train" or "heldout"), when given, keeps
-  only the bugs of that split's functions (a held-out evaluation root).
+  only the bugs of that split's functions (a held-out evaluation root). `progress(done, wanted,
+  note)` hears of each verified batch (rl.tasks.sources.TaskProgress); `log` gets the notes.
   """
   functions = library_functions(library)
   if split not in ("", "train", "heldout"):
@@ -305,16 +307,23 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
   staging = out / ".staging"
   staging.mkdir(parents=True)
   rng = random.Random(seed)
+  kept: list[Task] = []
+
+  def report(note: str) -> None:
+    log(f"{note} ({time.monotonic() - start:.1f}s)")
+    if progress is not None:
+      progress(len(kept), num_tasks, note)
+
+  if progress is not None:
+    progress(0, num_tasks, "")
   killed = killed_mutants(functions, workers=workers)
-  log(f"pre-filter: {len(killed)} killed single-line mutants of {len(functions)} functions "
-      f"({time.monotonic() - start:.1f}s)")
+  report(f"pre-filter: {len(killed)} killed single-line mutants of {len(functions)} functions")
   candidates = plan_candidates(killed, rng, heldout_fraction, renames, functions)
   if split:
     candidates = {tier: [c for c in cands if function_split(c.mutants[0].fn, heldout_fraction) == split]
                   for tier, cands in candidates.items()}
   wanted = _tier_counts(num_tasks, weights)
   verifier = TaskVerifier(grader, workers=workers, sandbox_config=sandbox_config)
-  kept: list[Task] = []
   rejected: list[dict[str, Any]] = []
   split_of = {fn.name: function_split(fn, heldout_fraction) for fn in functions}
   for tier in TIERS:
@@ -341,7 +350,7 @@ def generate(out: str | os.PathLike, *, num_tasks: int = 300, seed: int = 0, gra
           if not v.ok:
             rejected.append({"id": task.id, "reason": v.reason})
           shutil.rmtree(task.dir, ignore_errors=True)
-      log(f"{tier}: {got}/{need} verified ({time.monotonic() - start:.1f}s)")
+      report(f"{tier}: {got}/{need} verified")
   shutil.rmtree(staging, ignore_errors=True)
   write_manifest(out, kept)
   info = {"generator_version": GENERATOR_VERSION, "seed": seed, "num_tasks": num_tasks,
@@ -376,7 +385,7 @@ def library_hash(library: str = "core") -> str:
 
 def cached_or_generate(out: str | os.PathLike, *, num_tasks: int, seed: int, grader: str = "sandbox",
                        heldout_fraction: float = 0.2, log: Callable[[str], None] = lambda s: None,
-                       **kwargs: Any) -> list[Task]:
+                       progress: Callable[[int, int, str], None] | None = None, **kwargs: Any) -> list[Task]:
   """Loads `out` when it was generated with the same parameters; generates it otherwise.
 
   Processes sharing `out` (two runs started together on one task root) take turns on a lock
@@ -388,13 +397,14 @@ def cached_or_generate(out: str | os.PathLike, *, num_tasks: int, seed: int, gra
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
       return _cached_or_generate(out, num_tasks=num_tasks, seed=seed, grader=grader,
-                                 heldout_fraction=heldout_fraction, log=log, **kwargs)
+                                 heldout_fraction=heldout_fraction, log=log, progress=progress, **kwargs)
     finally:
       fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader: str,
-                        heldout_fraction: float, log: Callable[[str], None], **kwargs: Any) -> list[Task]:
+                        heldout_fraction: float, log: Callable[[str], None],
+                        progress: Callable[[int, int, str], None] | None, **kwargs: Any) -> list[Task]:
   info_path = out / INFO_NAME
   if info_path.is_file() and (out / MANIFEST_NAME).is_file():
     try:
@@ -409,6 +419,9 @@ def _cached_or_generate(out: pathlib.Path, *, num_tasks: int, seed: int, grader:
         and info.get("renames", 0) == kwargs.get("renames", 0)
         and info.get("tier_weights", DEFAULT_TIER_WEIGHTS)
         == dict(kwargs.get("tier_weights") or DEFAULT_TIER_WEIGHTS)):
-      return load_task_root(out)
+      tasks = load_task_root(out)
+      if progress is not None:
+        progress(len(tasks), len(tasks), f"{len(tasks)} cached in {out}")
+      return tasks
   return generate(out, num_tasks=num_tasks, seed=seed, grader=grader, heldout_fraction=heldout_fraction,
-                  log=log, **kwargs).tasks
+                  log=log, progress=progress, **kwargs).tasks
