@@ -224,7 +224,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # >0 (with kl_in = "loss"): the KL in the loss is exact over the reference's top-k tokens plus
   # one bucket for the rest of the vocabulary, instead of the sampled-token estimator kl_kind.
   c.algo.kl_topk = 0
-  c.algo.kl_target = 0.0  # >0: adaptive KL controller towards this target
+  # >0: adaptive KL controller (Ziegler et al. 2019) towards this target, starting from kl_coef
+  # (> 0); it reads the KL the penalty acts on, kl/reward_kl_mean or actor/kl_loss.
+  c.algo.kl_target = 0.0
   c.algo.duration_weight = "none"  # none | linear (dt / mean dt) | inverse_log
   c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.duration)
   c.algo.duration_invalid_s = 1.0  # the time charged to a trajectory whose output is invalid

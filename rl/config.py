@@ -76,6 +76,7 @@ _RANGES = (
     ("algo.group_size", 1, math.inf, True),
     ("algo.entropy_coef", -math.inf, math.inf, True),
     ("algo.kl_coef", 0.0, math.inf, True),
+    ("algo.kl_target", 0.0, math.inf, True),
     ("trainer.iterations", 0, math.inf, True),
     ("trainer.tasks_per_iteration", 1, math.inf, True),
     ("agent.max_turns", 1, math.inf, True),
@@ -127,6 +128,10 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
     raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
                       f"optimiser), got {config.optim.policy_optimizer!r}")
+  if config.algo.kl_target > 0 and not config.algo.kl_coef > 0:
+    # The adaptive controller multiplies the coefficient: from 0 it never switches on.
+    raise ConfigError(f"config.algo.kl_target={config.algo.kl_target} needs algo.kl_coef > 0 (the starting "
+                      f"coefficient the adaptive controller scales), got {config.algo.kl_coef}")
   if config.algo.kl_topk > 0 and config.algo.kl_in != "loss":
     raise ConfigError("config.algo.kl_topk > 0 is a KL in the loss: it needs algo.kl_in='loss', "
                       f"got {config.algo.kl_in!r}")

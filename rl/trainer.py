@@ -760,8 +760,10 @@ class Trainer:
       metrics.update(self.self_improve.metrics(it))
     metrics.update(rollout_metrics)
     metrics.update(timings)
-    if "actor/approx_kl" in metrics:
-      self.kl.update(metrics.get("actor/kl_loss", metrics["actor/approx_kl"]))
+    if c.algo.kl_target > 0 and "actor/approx_kl" in metrics:  # adaptive, and the policy trained
+      # The KL to the reference that the penalty acts on (verl's apply_kl_penalty for the reward),
+      # not actor/approx_kl: that is the policy's drift within one update.
+      self.kl.update(metrics["kl/reward_kl_mean" if c.algo.kl_in == "reward" else "actor/kl_loss"])
     return metrics
 
   # -- the whole run ------------------------------------------------------------------------------------
