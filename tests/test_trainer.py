@@ -288,3 +288,89 @@ def test_heldout_tasks_come_from_eval_sources_when_set(tmp_path, tasks_root):
   assert not {t.id for t in heldout} & {t.id for t in train}
   assert all(str(t.dir).startswith(str(tmp_path / "tasks" / "synthetic_heldout")) for t in heldout)
   assert not {t.metadata["functions"][0] for t in heldout} & {t.metadata["functions"][0] for t in train}
+
+
+# --- one iteration on scripted episodes ------------------------------------------------------------
+# A Trainer whose rollout engine returns fixed episodes: the advantage, KL and update wiring of
+# `train_iteration` runs as in training, without sampling or sandboxes.
+
+
+def _scripted_episodes(n: int) -> list:
+  """`n` episodes of two turns: odd ones succeed; episode 0 is cut off (truncated) with its last
+  action token on the batch's last padded position; episode 2 fails after a tool error."""
+  from rl.rollout import Episode
+
+  rng = np.random.default_rng(0)
+  episodes = []
+  for i in range(n):
+    length = 256 if i == 0 else 60 + 10 * i
+    mask = [0] * 20 + [1] * 15 + [0] * 5 + [1] * (length - 40)
+    episodes.append(Episode(
+        task_id=f"task{i}", group_id=i, tokens=rng.integers(10, 200, size=length).tolist(), action_mask=mask,
+        sampler_logprobs=[-1.0 * m for m in mask], turn_ends=[34, length - 1], turn_rewards=[0.0, 0.0],
+        final_reward=float(i % 2), success=bool(i % 2), terminated="max_tokens" if i == 0 else "submit",
+        truncated=i == 0, duration_s=1.0, exec_time_s=1.0, record={},
+        turn_errors=[True, False] if i == 2 else [False, False]))
+  return episodes
+
+
+@pytest.fixture(scope="module")
+def scripted_iteration(tasks_root, tmp_path_factory):
+  """One policy iteration (after a one-iteration critic warm-up) on scripted episodes, with an
+  adaptive KL in the reward towards a tiny target, error masking, truncation bootstrap, cosine
+  schedules and PPO-ptx; records every update step's inputs and each optimiser's schedule length."""
+  import types
+
+  import jax
+
+  from rl import update as update_lib
+
+  cfg = tiny_config(tasks_root, iterations=3, **{
+      "sft.enabled": False, "trainer.eval_every": 0, "trainer.train_eval_samples": 0,
+      "tasks.verify_with": "subprocess", "agent.constrained_tool_calls": False, "algo.entropy_token_fraction": 1.0,
+      "algo.kl_in": "reward", "algo.kl_coef": 0.1, "algo.kl_target": 1e-4,
+      "algo.error_masking": "episode", "algo.truncation": "bootstrap",
+      "optim.schedule": "cosine", "optim.critic_warmup_iterations": 1,
+      "optim.critic_updates_per_policy_update": 2, "sft.ptx_steps": 3,
+      "optim.policy_lr": 1e-12})  # the policy does not drift within the update: approx_kl ~ 0
+  schedules = {}
+  make_optimizer = update_lib.make_optimizer
+
+  def recording_make_optimizer(lr, **kw):
+    schedules[lr] = kw["total_steps"]
+    return make_optimizer(lr, **kw)
+
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(update_lib, "make_optimizer", recording_make_optimizer)
+    trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, tmp_path_factory.mktemp("scripted")))
+  episodes = _scripted_episodes(cfg.trainer.tasks_per_iteration)
+  trainer.engine = types.SimpleNamespace(run=lambda tasks, group_size: (episodes, {}),
+                                         set_model_info=lambda *args: None)
+  trainer._ptx_steps = lambda iteration: {}  # pylint: disable=protected-access
+  # A reference far from the policy: the rollouts' KL to it is far above the target.
+  noise = np.random.default_rng(1)
+  trainer.ref_params = jax.tree.map(lambda x: x + 0.5 * noise.normal(size=x.shape).astype(x.dtype),
+                                    trainer.state.policy)
+  calls = []
+  update_step = trainer.update_step
+
+  def recording_update_step(state, mb, scalars, train_policy, train_critic):
+    calls.append((jax.tree.map(np.asarray, mb), jax.tree.map(np.asarray, scalars), train_policy, train_critic))
+    return update_step(state, mb, scalars, train_policy, train_critic)
+
+  trainer.update_step = recording_update_step
+  trainer.iteration = 1  # after the critic's warm-up: the policy trains
+  coef_before = trainer.kl.coef
+  metrics = trainer.train_iteration()
+  return types.SimpleNamespace(trainer=trainer, config=cfg, episodes=episodes, metrics=metrics, calls=calls,
+                               coef_before=coef_before, schedules=schedules)
+
+
+def test_adaptive_kl_controller_follows_the_kl_to_the_reference(scripted_iteration):
+  """kl_in = "reward": the controller reads the rollouts' KL to the reference (verl's
+  apply_kl_penalty), not the policy's drift within one update (actor/approx_kl, ~0 here)."""
+  run = scripted_iteration
+  assert run.metrics["kl/reward_kl_mean"] > 1.2 * run.config.algo.kl_target
+  assert abs(run.metrics["actor/approx_kl"]) < 0.8 * run.config.algo.kl_target
+  assert run.trainer.kl.coef == pytest.approx(run.coef_before * 1.02)  # error clipped at +0.2, horizon 10
+
