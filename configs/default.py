@@ -217,6 +217,14 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.entropy_token_fraction = 0.2
   c.algo.value_clip = 0.5
   c.algo.loss_agg = "token-mean"
+  # GSPO's own settings (algo.policy_loss = "gspo", Zheng et al. 2025), the paper's: its ratio is
+  # a length-normalised ratio of whole sequences, so its clip range is three orders of magnitude
+  # narrower than PPO's, and its loss a mean over sequences. clip_low, clip_high and loss_agg
+  # above are PPO's and CISPO's (loss_agg also the value loss's). GSPO mini-batches are never
+  # packed (trainer.pack_fraction): a packed row would share one ratio between sequences.
+  c.algo.gspo_clip_low = 3e-4
+  c.algo.gspo_clip_high = 4e-4
+  c.algo.gspo_loss_agg = "seq-mean-token-mean"
   c.algo.entropy_coef = 0.0
   c.algo.kl_coef = 0.0
   c.algo.kl_in = "loss"  # loss | reward
@@ -280,7 +288,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Lay the sequences of each SFT and PPO mini-batch end to end in this share of its rows
   # (rounded up to the micro-batch size), each row as long as that needs, each sequence attending
   # only to itself: the same token-level losses with less padding (rl.batching.pack_minibatch;
-  # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses.
+  # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses, never GSPO.
   c.trainer.pack_fraction = 0.5
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2

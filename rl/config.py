@@ -14,7 +14,7 @@ from typing import Any
 
 import ml_collections
 
-from rl import batching, registry
+from rl import batching, losses, registry
 
 
 class ConfigError(ValueError):
@@ -31,6 +31,8 @@ _ENUMS = {
     "algo.truncation": ("bootstrap", "terminal"),
     "algo.error_masking": batching.ERROR_MASKING,
     "algo.logprob_support": ("full", "sampler"),
+    "algo.loss_agg": losses.AGG_MODES,
+    "algo.gspo_loss_agg": losses.AGG_MODES,
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
     "sft.schedule": ("constant", "cosine", "linear"),
@@ -68,6 +70,8 @@ _RANGES = (
     ("algo.value_lam", 0.0, 1.0, True),
     ("algo.clip_low", 0.0, 1.0, True),
     ("algo.clip_high", 0.0, math.inf, True),
+    ("algo.gspo_clip_low", 0.0, 1.0, True),
+    ("algo.gspo_clip_high", 0.0, math.inf, True),
     ("algo.negative_advantage_scale", 0.0, 1.0, True),
     ("algo.positive_advantage_scale", 0.0, 1.0, True),
     ("sft.ptx_steps", 0, math.inf, True),

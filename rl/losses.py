@@ -427,9 +427,9 @@ def ppo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw)
 def gspo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
   algo = _algo(config)
   return gspo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                          clip_low=float(_opt(algo, "clip_low", 3e-4)),
-                          clip_high=float(_opt(algo, "clip_high", 4e-4)),
-                          agg=_opt(algo, "loss_agg", "seq-mean-token-mean"), **kw)
+                          clip_low=float(_opt(algo, "gspo_clip_low", 3e-4)),
+                          clip_high=float(_opt(algo, "gspo_clip_high", 4e-4)),
+                          agg=_opt(algo, "gspo_loss_agg", "seq-mean-token-mean"), **kw)
 
 
 @POLICY_LOSSES.register("cispo")

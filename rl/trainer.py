@@ -590,7 +590,8 @@ class Trainer:
     With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row
     (`lengths`), rounded up to pad_multiple: the padding after a row changes none of its outputs
     and costs quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its
-    sequences are packed into fewer rows (`_packed`). Returns each update step's metrics.
+    sequences are packed into fewer rows (`_packed`; token-level losses only, never GSPO:
+    `UpdateSettings.packable`). Returns each update step's metrics.
     """
     c = self.config
     trim = c.trainer.trim_padding if trim is None else trim
@@ -609,7 +610,7 @@ class Trainer:
                    "norm_constant": jnp.float32(T)}  # Dr.GRPO's constant: the batch's length
         if "grammar_states" in full:
           scalars["grammar_table"] = self._grammar_table
-        if pack:
+        if pack and self.settings.packable:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
         shape = tuple(mb["tokens"].shape)

@@ -50,6 +50,10 @@ class UpdateSettings:
   clip_low: float = 0.2
   clip_high: float = 0.2
   clip_c: float = 3.0
+  # GSPO's own clip range and aggregation (config.algo.gspo_*; the paper's).
+  gspo_clip_low: float = 3e-4
+  gspo_clip_high: float = 4e-4
+  gspo_loss_agg: str = "seq-mean-token-mean"
   value_clip: float = 0.5
   value_coef: float = 0.5
   entropy_coef: float = 0.0
@@ -70,6 +74,7 @@ class UpdateSettings:
     a = config.algo
     return cls(policy_loss=a.policy_loss, value_loss=a.value_loss, value_head=config.model.value_head,
                loss_agg=a.loss_agg, clip_low=a.clip_low, clip_high=a.clip_high, clip_c=a.clip_c,
+               gspo_clip_low=a.gspo_clip_low, gspo_clip_high=a.gspo_clip_high, gspo_loss_agg=a.gspo_loss_agg,
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
@@ -82,7 +87,14 @@ class UpdateSettings:
   @property
   def algo(self) -> dict:
     return {"clip_low": self.clip_low, "clip_high": self.clip_high, "clip_c": self.clip_c,
-            "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+            "gspo_clip_low": self.gspo_clip_low, "gspo_clip_high": self.gspo_clip_high,
+            "gspo_loss_agg": self.gspo_loss_agg, "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+
+  @property
+  def packable(self) -> bool:
+    """Whether a mini-batch may be packed (rl.batching.pack_minibatch): token-level losses only.
+    GSPO's ratio is a mean over its row, which a packed row would share between sequences."""
+    return self.policy_loss != "gspo" and self.loss_agg in ("token-mean", "token-sum")
 
 
 def _support_settings(config) -> dict:

@@ -374,3 +374,46 @@ def test_adaptive_kl_controller_follows_the_kl_to_the_reference(scripted_iterati
   assert abs(run.metrics["actor/approx_kl"]) < 0.8 * run.config.algo.kl_target
   assert run.trainer.kl.coef == pytest.approx(run.coef_before * 1.02)  # error clipped at +0.2, horizon 10
 
+
+def _bare_trainer(config):
+  """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
+  from rl import update as update_lib
+
+  trainer = trainer_lib.Trainer.__new__(trainer_lib.Trainer)
+  trainer.config = config
+  trainer.settings = update_lib.UpdateSettings.from_config(config)
+  trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
+  trainer.state, trainer.row_sharding, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
+  trainer.calls = []
+
+  def update_step(state, mb, scalars, train_policy, train_critic):
+    trainer.calls.append((mb, scalars, train_policy, train_critic))
+    return state, {}
+
+  trainer.update_step = update_step
+  return trainer
+
+
+def _full_batch(lengths, T):
+  rows = len(lengths)
+  valid = (np.arange(T)[None] < np.asarray(lengths)[:, None]).astype(np.float32)
+  mask = valid.copy()
+  mask[:, :2] = 0
+  per_token = {k: np.zeros((rows, T), np.float32) for k in (
+      "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs", "sampler_logprobs")}
+  return {"tokens": np.ones((rows, T), np.int32), "valid": valid, "mask": mask, **per_token,
+          "token_weights": np.ones((rows, T), np.float32), "sample_weights": np.ones((rows,), np.float32),
+          "has_sampler": np.ones((rows,), np.float32)}
+
+
+@pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
+def test_gspo_minibatches_are_never_packed(tasks_root, loss_agg):
+  """GSPO's ratio is a mean over its row: a packed row would average several trajectories'
+  log-ratios into one. PPO's token-level loss packs."""
+  lengths = np.array([40, 30, 20, 10])
+  for policy_loss, packs in (("ppo", True), ("gspo", False)):
+    overrides = {"algo.policy_loss": policy_loss, "algo.gspo_loss_agg": loss_agg, "optim.mini_batch_size": 4,
+                 "trainer.pad_multiple": 8}
+    trainer = _bare_trainer(tiny_config(tasks_root, **overrides))
+    trainer.ppo_epochs(_full_batch(lengths, 64), lengths, 1.0, True, True, rng=np.random.default_rng(0))
+    assert [("segment_ids" in mb) for mb, _, _, _ in trainer.calls] == [packs], policy_loss

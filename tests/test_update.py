@@ -333,3 +333,26 @@ def test_pack_rows_and_when_packing_is_refused():
   assert batching.pack_minibatch(batch, short, rows=1, pad_multiple=8)["tokens"].shape == (1, 16)
   batch["has_sampler"][1] = 0  # rows without sampler log-probs keep their own rows
   assert batching.pack_minibatch(batch, short, rows=2, pad_multiple=8) is None
+
+
+def test_gspo_gets_its_own_clip_range_and_aggregation_from_the_config():
+  """algo.policy_loss = "gspo" trains with GSPO's documented settings (algo.gspo_*: the paper's
+  3e-4 / 4e-4 and seq-mean-token-mean), not PPO's clip_low/clip_high/loss_agg."""
+  from configs import default
+  from rl.losses import gspo_policy_loss
+  from rl.registry import POLICY_LOSSES
+
+  c = default.get_config().unlock()
+  c.algo.policy_loss = "gspo"
+  config_lib.validate(c)
+  settings = update_lib.UpdateSettings.from_config(c)
+  rng = np.random.default_rng(0)
+  mask = np.ones((2, 6), np.float32)
+  mask[1, 3:] = 0  # rows of different lengths: seq-mean-token-mean differs from token-mean
+  log_prob = rng.normal(size=(2, 6)).astype(np.float32) * 0.01 - 1.0
+  old, adv = log_prob - 0.01 * mask, rng.normal(size=(2, 6)).astype(np.float32) * mask
+  got, _ = POLICY_LOSSES.get("gspo")(log_prob, old, adv, mask, settings.algo)
+  want, _ = gspo_policy_loss(log_prob, old, adv, mask)  # the function's documented defaults
+  assert float(got) == pytest.approx(float(want), rel=1e-6)
+  assert (settings.gspo_clip_low, settings.gspo_clip_high, settings.gspo_loss_agg) == (
+      3e-4, 4e-4, "seq-mean-token-mean")
