@@ -177,9 +177,11 @@ class Trainer:
     self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, b2=o.adam_b2)
+    if critic_state is None:  # a shared head: the critic's own steps train the head alone
+      self.critic_tx = update_lib.value_head_optimizer(self.critic_tx)
     self.state = _copy(update_lib.TrainState(
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
-        critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))
+        critic=critic_state, critic_opt=self.critic_tx.init(policy_state if critic_state is None else critic_state)))
     self.ref_params = None
     # Data parallelism over every device (across processes): state replicated, each update's
     # mini-batch split along the mesh's batch axes. One device: no shardings, no transfers.

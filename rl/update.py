@@ -158,6 +158,18 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
   return optax.multi_transform({"train": tx, "freeze": optax.set_to_zero()}, labels)
 
 
+VALUE_HEAD_PARAMS = ("value_head", "value_bias")
+
+
+def value_head_optimizer(tx: optax.GradientTransformation) -> optax.GradientTransformation:
+  """`tx` on a shared value head's parameters (VALUE_HEAD_PARAMS) of a policy state, every other
+  parameter frozen: with model.value_head = "shared" the critic's own steps (the critic warm-up,
+  critic_updates_per_policy_update) train the head alone, and the trunk stays the policy's."""
+  labels = lambda params: jax.tree_util.tree_map_with_path(
+      lambda path, _: "head" if param_path(path) in VALUE_HEAD_PARAMS else "freeze", params)
+  return optax.multi_transform({"head": tx, "freeze": optax.set_to_zero()}, labels)
+
+
 def param_path(path) -> str:
   """A parameter's tree path as "layers/0/self_attn/q_proj" (NNX's `.value` leaf key dropped)."""
   return jax.tree_util.keystr(path, simple=True, separator="/").removesuffix("/value")
@@ -198,7 +210,7 @@ def _critic_values(graphdef, params, tokens, valid, segment_ids=None):
                                 None if segment_ids is not None else valid, segment_ids=segment_ids)
 
 
-def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
+def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, with_value: bool = True):
   topk = settings.kl_in_loss and settings.kl_topk > 0
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
@@ -225,7 +237,9 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   mismatch = losses_lib.aggregate(jnp.abs(mb["sampler_logprobs"] - out["logprobs"]) * mb["has_sampler"][:, None],
                                   mask, "token-mean", num_tokens=kw["num_tokens"])
   metrics["actor/sampler_logprob_abs_diff"] = jax.lax.stop_gradient(mismatch)
-  if settings.value_head == "shared":
+  # A shared head learns inside the policy loss only when there are value targets: with a
+  # critic-free estimator the returns are zeros, and it would regress onto them.
+  if settings.value_head == "shared" and with_value:
     v_loss, v_metrics = VALUE_LOSSES.get(settings.value_loss)(
         out["values"], mb["old_values"], mb["returns"], mask, settings.algo, **kw)
     loss = loss + settings.value_coef * v_loss
@@ -275,6 +289,9 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
   grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
   `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
+  With a shared value head (no critic model) `critic_tx` is `value_head_optimizer(...)` and
+  `state.critic_opt` its state: a critic-only step (`train_critic` without `train_policy`) trains
+  the head alone; a step of both trains it inside the policy loss; a policy-only step leaves it.
   With [M, T] "segment_ids" the rows are packed (rl.batching.pack_minibatch): several sequences per
   row, each attending only to itself, for the token-level loss aggregations.
   """
@@ -285,6 +302,7 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
     per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
     metrics = {}
     critic, critic_opt = state.critic, state.critic_opt
+    policy, policy_opt = state.policy, state.policy_opt
     if train_critic and critic is not None:
       c_loss, c_metrics, c_grads = _accumulate(
           functools.partial(_critic_loss, settings=settings), critic, critic_graphdef, batch,
@@ -293,11 +311,21 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
       metrics["critic/grad_norm"] = optax.tree.norm(c_grads)
       updates, critic_opt = critic_tx.update(c_grads, critic_opt, critic)
       critic = optax.apply_updates(critic, updates)
-    policy, policy_opt = state.policy, state.policy_opt
+    elif train_critic and not train_policy and settings.value_head == "shared":
+      # The shared head's own step: the value loss through the policy's trunk, the head alone
+      # updated (critic_tx freezes the rest: the policy does not train in the warm-up).
+      c_loss, c_metrics, c_grads = _accumulate(
+          functools.partial(_critic_loss, settings=settings), policy, policy_graphdef, batch,
+          per_step, denominators, micro)
+      metrics.update(c_metrics)
+      updates, critic_opt = critic_tx.update(c_grads, critic_opt, policy)
+      metrics["critic/grad_norm"] = optax.tree.norm(jax.tree_util.tree_map_with_path(
+          lambda path, g: g if param_path(path) in VALUE_HEAD_PARAMS else jnp.zeros_like(g), c_grads))
+      policy = optax.apply_updates(policy, updates)
     if train_policy:
       p_loss, p_metrics, p_grads = _accumulate(
-          functools.partial(_policy_loss, settings=settings), policy, policy_graphdef, batch,
-          per_step, denominators, micro)
+          functools.partial(_policy_loss, settings=settings, with_value=train_critic), policy,
+          policy_graphdef, batch, per_step, denominators, micro)
       metrics.update(p_metrics)
       metrics["actor/loss"] = p_loss
       metrics["actor/grad_norm"] = optax.tree.norm(p_grads)

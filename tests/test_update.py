@@ -356,3 +356,51 @@ def test_gspo_gets_its_own_clip_range_and_aggregation_from_the_config():
   assert float(got) == pytest.approx(float(want), rel=1e-6)
   assert (settings.gspo_clip_low, settings.gspo_clip_high, settings.gspo_loss_agg) == (
       3e-4, 4e-4, "seq-mean-token-mean")
+
+
+def _head_and_rest(params):
+  """The shared value head's leaves and every other leaf of a policy state, as NumPy arrays."""
+  head, rest = {}, {}
+  for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+    name = update_lib.param_path(path)
+    (head if name in ("value_head", "value_bias") else rest)[name] = np.asarray(leaf)
+  return head, rest
+
+
+def test_shared_value_head_trains_alone_in_the_critic_warm_up_and_only_with_returns():
+  """model.value_head = "shared": a critic-only step (the warm-up, extra critic steps) trains the
+  head alone with the critic optimiser, the trunk stays the policy's; a policy step without
+  critic targets (a critic-free estimator) leaves the head where it is instead of regressing it
+  onto zero returns; a step of both trains the head inside the policy loss, as before."""
+  import optax
+
+  policy, _ = _models("shared")
+  policy.value_bias.set_value(jnp.float32(1.0))  # V = 1 everywhere: zero returns would pull it down
+  batch = _batch()
+  batch["returns"] = np.zeros_like(batch["returns"])
+  settings = update_lib.UpdateSettings(value_head="shared", micro_batch_size=4, value_clip=10.0)
+  pg, pstate = nnx.split(policy, nnx.Param)
+  tx = optax.sgd(0.1)
+  head_tx = update_lib.value_head_optimizer(tx)
+  step = update_lib.make_update_step(pg, None, tx, head_tx, settings)
+  jb = {k: jnp.asarray(v) for k, v in batch.items()}
+  before_head, before_rest = _head_and_rest(pstate)
+
+  def run(train_policy, train_critic):
+    state = update_lib.TrainState(step=jnp.zeros((), jnp.int32), policy=pstate, policy_opt=tx.init(pstate),
+                                  critic=None, critic_opt=head_tx.init(pstate))
+    new_state, metrics = step(jax.tree.map(jnp.copy, state), jb, _scalars(batch), train_policy, train_critic)
+    return (*_head_and_rest(new_state.policy), metrics)
+
+  head, rest, metrics = run(False, True)  # the critic's warm-up
+  assert float(metrics["critic/value_loss"]) > 0 and "actor/loss" not in metrics
+  assert float(head["value_bias"]) < 1.0  # moved towards the returns
+  for name, value in rest.items():
+    np.testing.assert_array_equal(value, before_rest[name], err_msg=name)
+  head, rest, metrics = run(True, False)  # a critic-free estimator: no value targets
+  assert "critic/value_loss" not in metrics
+  for name, value in head.items():
+    np.testing.assert_array_equal(value, before_head[name], err_msg=name)
+  assert any(not np.array_equal(value, before_rest[name]) for name, value in rest.items())
+  head, _, metrics = run(True, True)
+  assert "critic/value_loss" in metrics and float(head["value_bias"]) < 1.0
