@@ -217,9 +217,12 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, w
                         gather_ids=mb["ref_top_ids"] if topk else None,
                         grammar=_grammar(mb), segment_ids=mb.get("segment_ids"),
                         needed=mb["mask"] > 0)
-  mask = mb["mask"]
-  kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
-            norm_constant=denominators.get("norm_constant", float(mask.shape[1])))
+  # The policy's tokens and counts: without those algo.error_masking leaves out ("policy_mask").
+  mask = mb.get("policy_mask", mb["mask"])
+  norm_constant = denominators.get("norm_constant", float(mask.shape[1]))
+  kw = dict(num_tokens=denominators.get("policy_num_tokens", denominators["num_tokens"]),
+            num_sequences=denominators.get("policy_num_sequences", denominators["num_sequences"]),
+            norm_constant=norm_constant)
   pg_loss, metrics = POLICY_LOSSES.get(settings.policy_loss)(
       out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings.algo,
       sample_weights=mb["sample_weights"], token_weights=mb["token_weights"], **kw)
@@ -241,7 +244,9 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, w
   # critic-free estimator the returns are zeros, and it would regress onto them.
   if settings.value_head == "shared" and with_value:
     v_loss, v_metrics = VALUE_LOSSES.get(settings.value_loss)(
-        out["values"], mb["old_values"], mb["returns"], mask, settings.algo, **kw)
+        out["values"], mb["old_values"], mb["returns"], mb["mask"], settings.algo,
+        num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
+        norm_constant=norm_constant)
     loss = loss + settings.value_coef * v_loss
     metrics.update({f"critic/{k}": v for k, v in v_metrics.items()})
     metrics["critic/value_loss"] = v_loss
@@ -288,7 +293,10 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   support of the sampling policy; with constrained decoding, [M, T] grammar_states. `scalars`
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
   grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
-  `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
+  `seq-mean-token-sum-norm`, else the mini-batch's T). An optional [M, T] "policy_mask" (the
+  action tokens algo.error_masking keeps) replaces `mask` in the policy loss, with the scalars
+  policy_num_tokens and policy_num_sequences as its counts; the value loss keeps `mask`. The
+  critic is updated before the actor.
   With a shared value head (no critic model) `critic_tx` is `value_head_optimizer(...)` and
   `state.critic_opt` its state: a critic-only step (`train_critic` without `train_policy`) trains
   the head alone; a step of both trains it inside the policy loss; a policy-only step leaves it.
@@ -298,7 +306,8 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   micro = settings.micro_batch_size
 
   def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
-    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant") if k in scalars}
+    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant", "policy_num_tokens",
+                                            "policy_num_sequences") if k in scalars}
     per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
     metrics = {}
     critic, critic_opt = state.critic, state.critic_opt

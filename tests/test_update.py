@@ -404,3 +404,27 @@ def test_shared_value_head_trains_alone_in_the_critic_warm_up_and_only_with_retu
   assert any(not np.array_equal(value, before_rest[name]) for name, value in rest.items())
   head, _, metrics = run(True, True)
   assert "critic/value_loss" in metrics and float(head["value_bias"]) < 1.0
+
+
+def test_policy_mask_takes_error_masked_rows_out_of_the_policy_loss_and_its_counts():
+  """`policy_mask` (algo.error_masking) with its own counts: the policy's update and metrics are
+  those of the batch without the masked row, as if it had not been sampled; the critic still
+  trains on every action token."""
+  policy, critic = _models("separate")
+  batch = _batch(B=4)
+  kept = batch["mask"].copy()
+  kept[3] = 0.0  # the failed episode after its error
+  masked = dict(batch, policy_mask=kept)
+  scalars = dict(_scalars(batch), policy_num_tokens=jnp.float32(kept.sum()),
+                 policy_num_sequences=jnp.float32((kept.sum(1) > 0).sum()))
+  without = {k: v[:3] for k, v in batch.items()}
+  settings = update_lib.UpdateSettings(micro_batch_size=1, entropy_coef=0.01, kl_in_loss=True)
+  got_state, got = _sgd_update(policy, critic, settings, masked, scalars)
+  want_state, want = _sgd_update(policy, critic, settings, without, _scalars(without))
+  for key in want:
+    if key.startswith("actor/"):
+      assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), key
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), got_state.policy,
+               want_state.policy)
+  _, full = _sgd_update(policy, critic, settings, batch, _scalars(batch))
+  assert got["critic/value_loss"] == pytest.approx(full["critic/value_loss"], rel=1e-5)
