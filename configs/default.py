@@ -199,7 +199,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.adaptive_lam_alpha = 0.0  # >0: policy lambda = 1 - 1/(alpha * L)
   c.algo.discount_per = "turn"  # token | turn: GAE over the agent's turns
   # A cut episode (max_turns/max_tokens/timeout) is still graded and over: its reward is its
-  # whole future. "bootstrap" (+ V(last)) is for trajectories cut before grading (docs/algorithms.md).
+  # whole future. "bootstrap" (+ the value of the state after the last action token) is for
+  # trajectories cut before grading (docs/algorithms.md).
   c.algo.truncation = "terminal"  # terminal | bootstrap
   c.algo.whiten_advantages = True
   c.algo.clip_low = 0.2
@@ -251,7 +252,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # down) in some seeds (docs/experiments.md).
   c.optim.policy_lr = 1e-4
   c.optim.critic_lr = 1e-3
-  c.optim.schedule = "constant"  # constant | cosine | linear
+  # constant | cosine | linear; each optimiser's schedule spans its own steps over the run (the
+  # policy's after the critic warm-up, PPO-ptx's included; the critic's extra steps included).
+  c.optim.schedule = "constant"
   c.optim.warmup_steps = 0
   c.optim.weight_decay = 0.0
   c.optim.policy_optimizer = "adamw"  # adamw | sgd (momentum 0.9; lr is then a gradient multiplier)

@@ -7,7 +7,9 @@ on concrete arrays only, before anything is traced. Estimators are registered by
     advantages, returns = ADVANTAGE_ESTIMATORS.get(name)(batch, config)
 
 `batch` maps names to arrays (`mask` [B, T] always; `scores` [B], `token_rewards` [B, T],
-`values` [B, T], `group_ids` [B], `turn_ends` [B, T], `truncated` [B] as the estimator needs),
+`values` [B, T] (V(s_t), the state that predicts token t; GAE reads them at action tokens and,
+for a truncated row it bootstraps, one position after its last), `group_ids` [B], `turn_ends`
+[B, T], `truncated` [B] as the estimator needs),
 `config` is the config or its `algo` section. Both outputs are `[B, T]` and zero where
 `mask == 0`; `returns` (value targets) is None for estimators without a critic. See
 docs/algorithms.md for the formulas and conventions.
@@ -600,7 +602,10 @@ def _turn_ends(batch: Mapping[str, Array], algo: Any, mask: Array) -> Array | No
 
 
 def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | None:
-  """[B] bootstrap values: V(last action token) for truncated rows in "bootstrap" mode."""
+  """[B] bootstrap values of truncated rows in "bootstrap" mode: the value of the state after
+  the last action token L, `values[:, L + 1]` (values[:, t] is V(s_t), the state that predicts
+  token t; values[:, L] is the state before L was sampled). Needs that position in the batch,
+  unmasked: the trainer passes the critic's values at every position."""
   truncated = batch.get("truncated")
   mode = _opt(algo, "truncation", "terminal")
   if mode not in ("bootstrap", "terminal"):
@@ -610,16 +615,25 @@ def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | 
   mask = batch["mask"]
   check_array("truncation_bootstrap", "truncated", truncated, ndim=1, shape=(_shape(mask)[0],))
   values = np.asarray(batch["values"], np.float32)
-  last = last_action_index(mask)
-  last_values = values[np.arange(values.shape[0]), last]
-  return np.where(np.asarray(truncated, bool), last_values, 0.0).astype(np.float32)
+  rows = np.flatnonzero(np.asarray(truncated, bool))
+  bootstrap = np.zeros((values.shape[0],), np.float32)
+  if not rows.size:
+    return bootstrap
+  after = last_action_index(np.asarray(mask)[rows]) + 1
+  if np.any(after >= values.shape[1]):
+    raise ValueError(f"truncation_bootstrap: a truncated row needs the position after its last action token "
+                     f"(its bootstrap value); rows {rows[after >= values.shape[1]][:8].tolist()} end at the "
+                     "batch's last position: pad the batch one position further")
+  bootstrap[rows] = values[rows, after]
+  return bootstrap
 
 
 def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, float]:
   """How truncated trajectories were scored, so a cut-off run never reads as a plain failure.
 
   `adv/truncated_frac`: share of rows cut off (max turns/tokens/time);
-  `adv/truncation_bootstrapped`: 1.0 when they were bootstrapped from V(last action token)
+  `adv/truncation_bootstrapped`: 1.0 when they were bootstrapped from the value after their last
+  action token
   (only GAE has a critic to bootstrap from), 0.0 when scored as terminal.
   """
   algo = _algo(config)

@@ -375,6 +375,51 @@ def test_adaptive_kl_controller_follows_the_kl_to_the_reference(scripted_iterati
   assert run.trainer.kl.coef == pytest.approx(run.coef_before * 1.02)  # error clipped at +0.2, horizon 10
 
 
+def test_truncation_metrics_are_logged_every_iteration(scripted_iteration):
+  metrics, n = scripted_iteration.metrics, len(scripted_iteration.episodes)
+  assert metrics["adv/truncated_frac"] == pytest.approx(1 / n)
+  assert metrics["adv/truncation_bootstrapped"] == 1.0
+
+
+def test_norm_constant_is_a_fixed_constant(scripted_iteration):
+  """Dr.GRPO's constant is agent.max_tokens_per_trajectory, not the iteration's padded length
+  (512 here: the truncated episode fills 256 and its bootstrap needs one more position)."""
+  constants = {float(scalars["norm_constant"]) for _, scalars, _, _ in scripted_iteration.calls}
+  assert constants == {float(scripted_iteration.config.agent.max_tokens_per_trajectory)}
+
+
+def test_error_masked_tokens_leave_the_policy_denominators(scripted_iteration):
+  """algo.error_masking: the masked tokens are out of the policy loss, its token and sequence
+  counts included; the critic still trains on (and counts) every action token."""
+  run = scripted_iteration
+  policy_calls = [(mb, s) for mb, s, train_policy, _ in run.calls if train_policy]
+  assert policy_calls
+  masked_tokens = 0.0
+  for mb, scalars in policy_calls:
+    kept = mb["policy_mask"]
+    assert np.all(kept <= mb["mask"])
+    masked_tokens += float((mb["mask"] - kept).sum())
+    assert float(scalars["policy_num_tokens"]) == max(float(kept.sum()), 1.0)
+    assert float(scalars["policy_num_sequences"]) == max(float((kept.sum(1) > 0).sum()), 1.0)
+    assert float(scalars["num_tokens"]) == max(float(mb["mask"].sum()), 1.0)
+  # Episode 2 failed after an error: every one of its action tokens left the policy loss.
+  assert masked_tokens == sum(run.episodes[2].action_mask) * run.config.optim.ppo_epochs
+
+
+def test_learning_rate_schedules_count_each_optimisers_steps(scripted_iteration):
+  """The policy steps after the critic's warm-up, PPO-ptx's steps included; the critic steps
+  every iteration, critic_updates_per_policy_update times per mini-batch."""
+  c = scripted_iteration.config
+  updates = c.optim.ppo_epochs * c.trainer.tasks_per_iteration * c.algo.group_size // c.optim.mini_batch_size
+  policy_iterations = c.trainer.iterations - c.optim.critic_warmup_iterations
+  assert scripted_iteration.schedules[c.optim.policy_lr] == policy_iterations * (updates + c.sft.ptx_steps)
+  assert scripted_iteration.schedules[c.optim.critic_lr] == (
+      c.trainer.iterations * updates * c.optim.critic_updates_per_policy_update)
+  # What the iteration ran: per mini-batch, one critic-only step and one step of both.
+  steps = [(p, v) for _, _, p, v in scripted_iteration.calls]
+  assert steps.count((False, True)) == steps.count((True, True)) == updates
+
+
 def _bare_trainer(config):
   """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
   from rl import update as update_lib
