@@ -113,6 +113,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # condition both occur in training) or "all" (both).
   c.tasks.synthetic_library = "all"
   c.tasks.synthetic_tiers = ""  # "easy=1" generates only that tier; "" = easy 0.5, medium 0.3, hard 0.2
+  # How generated synthetic tasks are verified (each bug fails its hidden tests, the fix passes
+  # them): "sandbox" (isolated, the graders' backend) | "subprocess" (no isolation; the bundled
+  # functions only, for tests).
+  c.tasks.verify_with = "sandbox"
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
   c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
 

@@ -1,8 +1,10 @@
 """Config validation: every mistake is reported before anything is compiled.
 
-`validate(config)` checks names against the registries, enumerations, numeric
-ranges and batch arithmetic, and raises `ConfigError` naming the field. It is
-called by `train.py` before any model is built.
+`validate(config)` checks that every field of configs/default.py is set, names
+against the registries, enumerations, numeric ranges and batch arithmetic, and
+raises `ConfigError` naming the field. It is called by `train.py` before any
+model is built. The code reads fields directly, with no second default of its
+own: a field missing from a config is an error here, at load.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _ENUMS = {
     "algo.truncation": ("bootstrap", "terminal"),
     "algo.error_masking": batching.ERROR_MASKING,
     "algo.logprob_support": ("full", "sampler"),
+    "tasks.verify_with": ("sandbox", "subprocess"),
     "algo.loss_agg": losses.AGG_MODES,
     "algo.gspo_loss_agg": losses.AGG_MODES,
     "antihack.response": ("fake", "block", "terminate"),
@@ -110,13 +113,30 @@ def get_field(config: ml_collections.ConfigDict, dotted: str) -> Any:
   node = config
   for part in dotted.split("."):
     if part not in node:
-      raise ConfigError(f"config field {dotted!r} is missing")
+      raise ConfigError(f"config.{dotted} is missing (every field of configs/default.py must be set; "
+                        "derive a config from it)")
     node = node[part]
   return node
 
 
+def required_fields() -> list[str]:
+  """Every field of configs/default.py, dotted ("algo.lam"): the fields the code reads."""
+  from configs import default  # pylint: disable=import-outside-toplevel
+
+  def leaves(node: ml_collections.ConfigDict, prefix: str):
+    for key in node.keys():
+      if isinstance(node[key], ml_collections.ConfigDict):
+        yield from leaves(node[key], f"{prefix}{key}.")
+      else:
+        yield f"{prefix}{key}"
+
+  return sorted(leaves(default.get_config(), ""))
+
+
 def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None) -> None:
   """Raises ConfigError for the first invalid field (all checks are cheap)."""
+  for field in required_fields():
+    get_field(config, field)
   for field, choices in _ENUMS.items():
     value = get_field(config, field)
     if value not in choices:
@@ -142,7 +162,7 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
     raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
                       f"the support the update renormalises on), got {config.sampling.top_k}")
-  if config.agent.get("constrained_tool_calls", False) and config.agent.mode != "multi_turn":
+  if config.agent.constrained_tool_calls and config.agent.mode != "multi_turn":
     raise ConfigError("config.agent.constrained_tool_calls constrains tool calls: it needs "
                       f"agent.mode='multi_turn', got {config.agent.mode!r}")
   try:
@@ -160,7 +180,7 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
     except LookupError as e:
       raise ConfigError(f"config.{field}: {e}") from None
   for field in ("sources", "eval_sources"):
-    for entry in config.tasks.get(field, ()):
+    for entry in config.tasks[field]:
       name, weight = (entry, 1.0) if isinstance(entry, str) else entry
       try:
         registry.TASK_SOURCES.get(str(name).partition(":")[0])
@@ -169,10 +189,10 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       if not weight > 0:
         raise ConfigError(f"config.tasks.{field}: weight of {name!r} must be > 0, got {weight}")
   from rl.tasks.synthetic.generator import LIBRARIES  # pylint: disable=import-outside-toplevel
-  library = config.tasks.get("synthetic_library", "core")
+  library = config.tasks.synthetic_library
   if library not in LIBRARIES:
     raise ConfigError(f"config.tasks.synthetic_library={library!r}: unknown; known: {', '.join(LIBRARIES)}")
-  if config.tasks.get("eval_num_synthetic", 0) < 0:
+  if config.tasks.eval_num_synthetic < 0:
     raise ConfigError(f"config.tasks.eval_num_synthetic={config.tasks.eval_num_synthetic} must be >= 0")
 
 

@@ -117,7 +117,7 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
   else:
     sizes = {k: int(config.model[k]) for k in ("hidden_size", "num_layers", "intermediate_size")
-             if config.model.get(k)}
+             if config.model[k]}  # 0: the preset's size
     cfg = model_lib.tiny_config(config.model.tiny, **sizes, vocab_size=vocab_size, eos_token_id=eos_id,
                                 pad_token_id=pad_id, value_head="shared" if shared else "none",
                                 remat=config.model.remat, dtype=config.model.dtype,
@@ -253,7 +253,7 @@ class Trainer:
       tasks.sort(key=lambda t: t.id)
     difficulty = self.config.tasks.difficulty or None
     train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
-    if self.config.tasks.get("eval_sources"):  # a separate evaluation mixture (its eval_split)
+    if self.config.tasks.eval_sources:  # a separate evaluation mixture (its eval_split)
       eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources")
       for _, _, tasks in eval_mixture.sources:
         tasks.sort(key=lambda t: t.id)
@@ -596,7 +596,7 @@ class Trainer:
     aggregations (a per-sequence mean needs each sequence's own row) and attention "einsum" or
     "xla"; otherwise `mb` itself."""
     c = self.config
-    fraction = float(c.trainer.get("pack_fraction", 0.0))
+    fraction = float(c.trainer.pack_fraction)
     if fraction <= 0 or loss_agg not in ("token-mean", "token-sum") or c.model.attention == "cudnn":
       return mb
     rows = batching.round_up(math.ceil(fraction * mb["tokens"].shape[0]), micro)

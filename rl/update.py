@@ -78,7 +78,7 @@ class UpdateSettings:
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
-               kl_topk=int(a.get("kl_topk", 0)), **_support_settings(config))
+               kl_topk=int(a.kl_topk), **_support_settings(config))
 
   @property
   def truncated(self) -> bool:
@@ -98,7 +98,7 @@ class UpdateSettings:
 
 
 def _support_settings(config) -> dict:
-  support = config.algo.get("logprob_support", "full")
+  support = config.algo.logprob_support
   if support == "full":
     return {}
   return {"support_top_k": int(config.sampling.top_k), "support_top_p": float(config.sampling.top_p)}

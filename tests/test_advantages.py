@@ -421,3 +421,14 @@ def test_truncation_bootstraps_from_the_state_after_the_last_action_token():
   np.testing.assert_allclose(r, [[0.0, 6.0, 6.0, 0.0, 0.0]], atol=1e-6)
   with pytest.raises(ValueError, match="after its last action token"):
     adv.truncation_bootstrap({**batch, "mask": np.array([[0, 1, 1, 1, 1]], np.float32)}, algo)
+
+
+def test_estimators_read_the_config_without_fallbacks():
+  """A field missing from the config is an error naming it, not a second default (lam once fell
+  back to 0.95 where the default config says 0.5)."""
+  batch = _batch()
+  algo = {k: v for k, v in ALGO.items() if k != "lam"}
+  with pytest.raises(AttributeError, match="lam"):
+    ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
+  with pytest.raises(AttributeError, match="discount_per"):
+    ADVANTAGE_ESTIMATORS.get("reinforce_pp")(batch, {"gamma": 1.0})
