@@ -125,6 +125,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # condition both occur in training) or "all" (both).
   c.tasks.synthetic_library = "all"
   c.tasks.synthetic_tiers = ""  # "easy=1" generates only that tier; "" = easy 0.5, medium 0.3, hard 0.2
+  # How generated synthetic tasks are verified (each bug fails its hidden tests, the fix passes
+  # them): "sandbox" (isolated, the graders' backend) | "subprocess" (no isolation; the bundled
+  # functions only, for tests).
+  c.tasks.verify_with = "sandbox"
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
   c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
 
@@ -211,7 +215,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.adaptive_lam_alpha = 0.0  # >0: policy lambda = 1 - 1/(alpha * L)
   c.algo.discount_per = "turn"  # token | turn: GAE over the agent's turns
   # A cut episode (max_turns/max_tokens/timeout) is still graded and over: its reward is its
-  # whole future. "bootstrap" (+ V(last)) is for trajectories cut before grading (docs/algorithms.md).
+  # whole future. "bootstrap" (+ the value of the state after the last action token) is for
+  # trajectories cut before grading (docs/algorithms.md).
   c.algo.truncation = "terminal"  # terminal | bootstrap
   c.algo.whiten_advantages = True
   c.algo.clip_low = 0.2
@@ -229,6 +234,14 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.algo.entropy_token_fraction = 0.2
   c.algo.value_clip = 0.5
   c.algo.loss_agg = "token-mean"
+  # GSPO's own settings (algo.policy_loss = "gspo", Zheng et al. 2025), the paper's: its ratio is
+  # a length-normalised ratio of whole sequences, so its clip range is three orders of magnitude
+  # narrower than PPO's, and its loss a mean over sequences. clip_low, clip_high and loss_agg
+  # above are PPO's and CISPO's (loss_agg also the value loss's). GSPO mini-batches are never
+  # packed (trainer.pack_fraction): a packed row would share one ratio between sequences.
+  c.algo.gspo_clip_low = 3e-4
+  c.algo.gspo_clip_high = 4e-4
+  c.algo.gspo_loss_agg = "seq-mean-token-mean"
   c.algo.entropy_coef = 0.0
   c.algo.kl_coef = 0.0
   c.algo.kl_in = "loss"  # loss | reward
@@ -236,7 +249,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # >0 (with kl_in = "loss"): the KL in the loss is exact over the reference's top-k tokens plus
   # one bucket for the rest of the vocabulary, instead of the sampled-token estimator kl_kind.
   c.algo.kl_topk = 0
-  c.algo.kl_target = 0.0  # >0: adaptive KL controller towards this target
+  # >0: adaptive KL controller (Ziegler et al. 2019) towards this target, starting from kl_coef
+  # (> 0); it reads the KL the penalty acts on, kl/reward_kl_mean or actor/kl_loss.
+  c.algo.kl_target = 0.0
   c.algo.duration_weight = "none"  # none | linear (dt / mean dt) | inverse_log
   c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.duration)
   c.algo.duration_invalid_s = 1.0  # the time charged to a trajectory whose output is invalid
@@ -253,7 +268,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # down) in some seeds (docs/experiments.md).
   c.optim.policy_lr = 1e-4
   c.optim.critic_lr = 1e-3
-  c.optim.schedule = "constant"  # constant | cosine | linear
+  # constant | cosine | linear; each optimiser's schedule spans its own steps over the run (the
+  # policy's after the critic warm-up, PPO-ptx's included; the critic's extra steps included).
+  c.optim.schedule = "constant"
   c.optim.warmup_steps = 0
   c.optim.weight_decay = 0.0
   c.optim.policy_optimizer = "adamw"  # adamw | sgd (momentum 0.9; lr is then a gradient multiplier)
@@ -290,7 +307,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Lay the sequences of each SFT and PPO mini-batch end to end in this share of its rows
   # (rounded up to the micro-batch size), each row as long as that needs, each sequence attending
   # only to itself: the same token-level losses with less padding (rl.batching.pack_minibatch;
-  # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses.
+  # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses, never GSPO.
   c.trainer.pack_fraction = 0.5
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2

@@ -7,7 +7,9 @@ on concrete arrays only, before anything is traced. Estimators are registered by
     advantages, returns = ADVANTAGE_ESTIMATORS.get(name)(batch, config)
 
 `batch` maps names to arrays (`mask` [B, T] always; `scores` [B], `token_rewards` [B, T],
-`values` [B, T], `group_ids` [B], `turn_ends` [B, T], `truncated` [B] as the estimator needs),
+`values` [B, T] (V(s_t), the state that predicts token t; GAE reads them at action tokens and,
+for a truncated row it bootstraps, one position after its last), `group_ids` [B], `turn_ends`
+[B, T], `truncated` [B] as the estimator needs),
 `config` is the config or its `algo` section. Both outputs are `[B, T]` and zero where
 `mask == 0`; `returns` (value targets) is None for estimators without a critic. A row without
 an action token is left out (zeros; not in any whitening or group baseline). See
@@ -21,6 +23,7 @@ from typing import Any, Mapping
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 
 from rl.registry import ADVANTAGE_ESTIMATORS
@@ -551,20 +554,15 @@ def reinforce_pp(rewards: Array, mask: Array, *, gamma: float = 1.0,
 
 
 def _algo(config: Any) -> Any:
+  """The config's algo section (or `config` itself when it is one), with attribute access: a
+  plain dict (tests, scripts) becomes a ConfigDict. Its fields are read directly, so a missing
+  one is an AttributeError naming it, never a second default in the code (rl.config.validate
+  checks that a config sets every field of configs/default.py)."""
   if config is None:
-    return {}
+    config = {}
   if isinstance(config, Mapping):
-    return config.get("algo", config)
-  return getattr(config, "algo", config)
-
-
-def _opt(algo: Any, name: str, default: Any) -> Any:
-  if isinstance(algo, Mapping):
-    return algo.get(name, default)
-  try:
-    return getattr(algo, name)
-  except AttributeError:
-    return default
+    config = ml_collections.ConfigDict(dict(config))
+  return config.algo if "algo" in config else config
 
 
 def _need(batch: Mapping[str, Array], key: str, estimator: str) -> Array:
@@ -593,7 +591,7 @@ def token_rewards_from_batch(batch: Mapping[str, Array], estimator: str = "gae",
 
 
 def _turn_ends(batch: Mapping[str, Array], algo: Any, mask: Array) -> Array | None:
-  if _opt(algo, "discount_per", "token") != "turn":
+  if algo.discount_per != "turn":
     return None
   if batch.get("turn_ends") is not None:
     return batch["turn_ends"]
@@ -601,9 +599,12 @@ def _turn_ends(batch: Mapping[str, Array], algo: Any, mask: Array) -> Array | No
 
 
 def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | None:
-  """[B] bootstrap values: V(last action token) for truncated rows in "bootstrap" mode."""
+  """[B] bootstrap values of truncated rows in "bootstrap" mode: the value of the state after
+  the last action token L, `values[:, L + 1]` (values[:, t] is V(s_t), the state that predicts
+  token t; values[:, L] is the state before L was sampled). Needs that position in the batch,
+  unmasked: the trainer passes the critic's values at every position."""
   truncated = batch.get("truncated")
-  mode = _opt(algo, "truncation", "terminal")
+  mode = _algo(algo).truncation
   if mode not in ("bootstrap", "terminal"):
     raise ValueError(f"config.algo.truncation must be 'bootstrap' or 'terminal', got {mode!r}")
   if truncated is None or mode == "terminal":
@@ -611,23 +612,32 @@ def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | 
   mask = batch["mask"]
   check_array("truncation_bootstrap", "truncated", truncated, ndim=1, shape=(_shape(mask)[0],))
   values = np.asarray(batch["values"], np.float32)
-  last = last_action_index(mask)
-  last_values = values[np.arange(values.shape[0]), last]
-  return np.where(np.asarray(truncated, bool), last_values, 0.0).astype(np.float32)
+  rows = np.flatnonzero(np.asarray(truncated, bool))
+  bootstrap = np.zeros((values.shape[0],), np.float32)
+  if not rows.size:
+    return bootstrap
+  after = last_action_index(np.asarray(mask)[rows]) + 1
+  if np.any(after >= values.shape[1]):
+    raise ValueError(f"truncation_bootstrap: a truncated row needs the position after its last action token "
+                     f"(its bootstrap value); rows {rows[after >= values.shape[1]][:8].tolist()} end at the "
+                     "batch's last position: pad the batch one position further")
+  bootstrap[rows] = values[rows, after]
+  return bootstrap
 
 
 def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, float]:
   """How truncated trajectories were scored, so a cut-off run never reads as a plain failure.
 
   `adv/truncated_frac`: share of rows cut off (max turns/tokens/time);
-  `adv/truncation_bootstrapped`: 1.0 when they were bootstrapped from V(last action token)
+  `adv/truncation_bootstrapped`: 1.0 when they were bootstrapped from the value after their last
+  action token
   (only GAE has a critic to bootstrap from), 0.0 when scored as terminal.
   """
   algo = _algo(config)
   truncated = batch.get("truncated")
   frac = float(np.mean(np.asarray(truncated, np.float32))) if truncated is not None else 0.0
-  uses_critic = _opt(algo, "advantage_estimator", "gae") == "gae"
-  boot = float(uses_critic and _opt(algo, "truncation", "terminal") == "bootstrap")
+  uses_critic = algo.advantage_estimator == "gae"
+  boot = float(uses_critic and algo.truncation == "bootstrap")
   return {"adv/truncated_frac": frac, "adv/truncation_bootstrapped": boot}
 
 
@@ -676,10 +686,10 @@ def gae_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, j
   mask = _need(batch, "mask", "gae")
   values = _need(batch, "values", "gae")
   rewards = token_rewards_from_batch(batch, "gae")
-  gamma = float(_opt(algo, "gamma", 1.0))
-  lam = float(_opt(algo, "lam", 0.95))
-  value_lam = float(_opt(algo, "value_lam", lam))
-  alpha = float(_opt(algo, "adaptive_lam_alpha", 0.0))
+  gamma = float(algo.gamma)
+  lam = float(algo.lam)
+  value_lam = float(algo.value_lam)
+  alpha = float(algo.adaptive_lam_alpha)
   policy_lam = adaptive_lambda(mask, alpha) if alpha > 0 else lam
   kwargs = dict(gamma=gamma, bootstrap_values=truncation_bootstrap(batch, algo),
                 turn_ends=_turn_ends(batch, algo, mask))
@@ -687,7 +697,7 @@ def gae_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, j
   if alpha > 0 or value_lam != lam:
     _, returns = gae(rewards, values, mask, lam=value_lam, **kwargs)
   mask_f = _float(mask)
-  if _opt(algo, "whiten_advantages", True):
+  if algo.whiten_advantages:
     advantages = masked_whiten(advantages, mask_f)
   return advantages * mask_f, returns * mask_f
 
@@ -742,6 +752,6 @@ def reinforce_pp_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax
   if scores is not None and group_ids is not None:
     scores = group_mean_baseline(scores, group_ids)
   rewards = token_rewards_from_batch(batch, "reinforce_pp", scores=scores)
-  advantages = reinforce_pp(rewards, mask, gamma=float(_opt(algo, "gamma", 1.0)),
+  advantages = reinforce_pp(rewards, mask, gamma=float(algo.gamma),
                             turn_ends=_turn_ends(batch, algo, mask))
   return advantages, None

@@ -421,7 +421,7 @@ class ChatRenderer:
   @classmethod
   def from_config(cls, tokenizer: Any, config: Any) -> "ChatRenderer":
     agent = config.agent
-    return cls(tokenizer, tool_prompt=agent.tool_prompt if "tool_prompt" in agent else "schema")
+    return cls(tokenizer, tool_prompt=agent.tool_prompt)
 
   def render(self, messages: Sequence[Mapping[str, Any]], *, generation_prompt: bool) -> str:
     messages = list(messages)

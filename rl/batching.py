@@ -44,14 +44,16 @@ def round_up(n: int, multiple: int) -> int:
 
 
 def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple: int = 128,
-                      max_len: int | None = None) -> RolloutBatch:
-  """Pads episodes (objects with the `rl.rollout.Episode` fields) into a RolloutBatch."""
+                      max_len: int | None = None, room: int = 0) -> RolloutBatch:
+  """Pads episodes (objects with the `rl.rollout.Episode` fields) into a RolloutBatch, with at
+  least `room` padding positions after the longest (GAE's truncation bootstrap reads the value
+  one position after a row's last token)."""
   if not episodes:
     raise ValueError("episodes_to_batch: no episodes")
   lengths = np.array([len(e.tokens) for e in episodes], np.int32)
   if lengths.min() < 2:
     raise ValueError("episodes_to_batch: every episode needs at least 2 tokens")
-  T = round_up(int(lengths.max()), pad_multiple)
+  T = round_up(int(lengths.max()) + room, pad_multiple)
   if max_len is not None and T > max_len:
     T = max_len
   B = len(episodes)

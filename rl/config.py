@@ -1,8 +1,10 @@
 """Config validation: every mistake is reported before anything is compiled.
 
-`validate(config)` checks names against the registries, enumerations, numeric
-ranges and batch arithmetic, and raises `ConfigError` naming the field. It is
-called by `train.py` before any model is built.
+`validate(config)` checks that every field of configs/default.py is set, names
+against the registries, enumerations, numeric ranges and batch arithmetic, and
+raises `ConfigError` naming the field. It is called by `train.py` before any
+model is built. The code reads fields directly, with no second default of its
+own: a field missing from a config is an error here, at load.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import ml_collections
 
-from rl import batching, registry
+from rl import batching, losses, registry
 
 
 class ConfigError(ValueError):
@@ -31,6 +33,9 @@ _ENUMS = {
     "algo.truncation": ("bootstrap", "terminal"),
     "algo.error_masking": batching.ERROR_MASKING,
     "algo.logprob_support": ("full", "sampler"),
+    "tasks.verify_with": ("sandbox", "subprocess"),
+    "algo.loss_agg": losses.AGG_MODES,
+    "algo.gspo_loss_agg": losses.AGG_MODES,
     "antihack.response": ("fake", "block", "terminate"),
     "optim.schedule": ("constant", "cosine", "linear"),
     "sft.schedule": ("constant", "cosine", "linear"),
@@ -68,6 +73,8 @@ _RANGES = (
     ("algo.value_lam", 0.0, 1.0, True),
     ("algo.clip_low", 0.0, 1.0, True),
     ("algo.clip_high", 0.0, math.inf, True),
+    ("algo.gspo_clip_low", 0.0, 1.0, True),
+    ("algo.gspo_clip_high", 0.0, math.inf, True),
     ("algo.negative_advantage_scale", 0.0, 1.0, True),
     ("algo.positive_advantage_scale", 0.0, 1.0, True),
     ("sft.ptx_steps", 0, math.inf, True),
@@ -76,6 +83,7 @@ _RANGES = (
     ("algo.group_size", 1, math.inf, True),
     ("algo.entropy_coef", -math.inf, math.inf, True),
     ("algo.kl_coef", 0.0, math.inf, True),
+    ("algo.kl_target", 0.0, math.inf, True),
     ("trainer.iterations", 0, math.inf, True),
     ("trainer.tasks_per_iteration", 1, math.inf, True),
     ("agent.max_turns", 1, math.inf, True),
@@ -108,13 +116,30 @@ def get_field(config: ml_collections.ConfigDict, dotted: str) -> Any:
   node = config
   for part in dotted.split("."):
     if part not in node:
-      raise ConfigError(f"config field {dotted!r} is missing")
+      raise ConfigError(f"config.{dotted} is missing (every field of configs/default.py must be set; "
+                        "derive a config from it)")
     node = node[part]
   return node
 
 
+def required_fields() -> list[str]:
+  """Every field of configs/default.py, dotted ("algo.lam"): the fields the code reads."""
+  from configs import default  # pylint: disable=import-outside-toplevel
+
+  def leaves(node: ml_collections.ConfigDict, prefix: str):
+    for key in node.keys():
+      if isinstance(node[key], ml_collections.ConfigDict):
+        yield from leaves(node[key], f"{prefix}{key}.")
+      else:
+        yield f"{prefix}{key}"
+
+  return sorted(leaves(default.get_config(), ""))
+
+
 def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None) -> None:
   """Raises ConfigError for the first invalid field (all checks are cheap)."""
+  for field in required_fields():
+    get_field(config, field)
   for field, choices in _ENUMS.items():
     value = get_field(config, field)
     if value not in choices:
@@ -130,13 +155,17 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
     raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
                       f"optimiser), got {config.optim.policy_optimizer!r}")
+  if config.algo.kl_target > 0 and not config.algo.kl_coef > 0:
+    # The adaptive controller multiplies the coefficient: from 0 it never switches on.
+    raise ConfigError(f"config.algo.kl_target={config.algo.kl_target} needs algo.kl_coef > 0 (the starting "
+                      f"coefficient the adaptive controller scales), got {config.algo.kl_coef}")
   if config.algo.kl_topk > 0 and config.algo.kl_in != "loss":
     raise ConfigError("config.algo.kl_topk > 0 is a KL in the loss: it needs algo.kl_in='loss', "
                       f"got {config.algo.kl_in!r}")
   if config.algo.logprob_support == "sampler" and config.sampling.top_k <= 0:
     raise ConfigError("config.algo.logprob_support='sampler' needs sampling.top_k > 0 (the size of "
                       f"the support the update renormalises on), got {config.sampling.top_k}")
-  if config.agent.get("constrained_tool_calls", False) and config.agent.mode != "multi_turn":
+  if config.agent.constrained_tool_calls and config.agent.mode != "multi_turn":
     raise ConfigError("config.agent.constrained_tool_calls constrains tool calls: it needs "
                       f"agent.mode='multi_turn', got {config.agent.mode!r}")
   try:
@@ -154,7 +183,7 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
     except LookupError as e:
       raise ConfigError(f"config.{field}: {e}") from None
   for field in ("sources", "eval_sources"):
-    for entry in config.tasks.get(field, ()):
+    for entry in config.tasks[field]:
       name, weight = (entry, 1.0) if isinstance(entry, str) else entry
       try:
         registry.TASK_SOURCES.get(str(name).partition(":")[0])
@@ -163,10 +192,10 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       if not weight > 0:
         raise ConfigError(f"config.tasks.{field}: weight of {name!r} must be > 0, got {weight}")
   from rl.tasks.synthetic.generator import LIBRARIES  # pylint: disable=import-outside-toplevel
-  library = config.tasks.get("synthetic_library", "core")
+  library = config.tasks.synthetic_library
   if library not in LIBRARIES:
     raise ConfigError(f"config.tasks.synthetic_library={library!r}: unknown; known: {', '.join(LIBRARIES)}")
-  if config.tasks.get("eval_num_synthetic", 0) < 0:
+  if config.tasks.eval_num_synthetic < 0:
     raise ConfigError(f"config.tasks.eval_num_synthetic={config.tasks.eval_num_synthetic} must be >= 0")
 
 

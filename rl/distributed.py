@@ -23,15 +23,12 @@ BATCH_AXES = ("data", "fsdp")
 
 def initialize(config: Any = None) -> bool:
   """Starts the distributed runtime when configured; returns True when multi-process."""
-  dist = getattr(config, "distributed", None) if config is not None else None
-  coordinator = (getattr(dist, "coordinator", "") if dist is not None else "") or os.environ.get(
-      "JAX_COORDINATOR_ADDRESS", "")
+  dist = config.distributed if config is not None else None  # None: the environment alone
+  coordinator = (dist.coordinator if dist is not None else "") or os.environ.get("JAX_COORDINATOR_ADDRESS", "")
   if not coordinator:
     return False
-  num_processes = int((getattr(dist, "num_processes", 0) if dist is not None else 0)
-                      or os.environ.get("JAX_NUM_PROCESSES", "1"))
-  process_id = int((getattr(dist, "process_id", -1) if dist is not None else -1)
-                   if dist is not None and getattr(dist, "process_id", -1) >= 0
+  num_processes = int((dist.num_processes if dist is not None else 0) or os.environ.get("JAX_NUM_PROCESSES", "1"))
+  process_id = int(dist.process_id if dist is not None and dist.process_id >= 0
                    else os.environ.get("JAX_PROCESS_ID", "0"))
   jax.distributed.initialize(coordinator_address=coordinator, num_processes=num_processes,
                              process_id=process_id)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rl.advantages import Array, _algo, _float, _is_concrete, _opt, _shape, check_array
+from rl.advantages import Array, _algo, _float, _is_concrete, _shape, check_array
 from rl.registry import DURATION_WEIGHTS, KL_ESTIMATORS, POLICY_LOSSES, VALUE_LOSSES
 
 AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean",
@@ -417,38 +417,38 @@ def duration_weights(durations: Array, kind: str) -> np.ndarray:
 def ppo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
   algo = _algo(config)
   return ppo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                         clip_low=float(_opt(algo, "clip_low", 0.2)),
-                         clip_high=float(_opt(algo, "clip_high", 0.2)),
-                         clip_c=_opt(algo, "clip_c", 3.0) or None,
-                         agg=_opt(algo, "loss_agg", "token-mean"), **kw)
+                         clip_low=float(algo.clip_low),
+                         clip_high=float(algo.clip_high),
+                         clip_c=algo.clip_c or None,
+                         agg=algo.loss_agg, **kw)
 
 
 @POLICY_LOSSES.register("gspo")
 def gspo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
   algo = _algo(config)
   return gspo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                          clip_low=float(_opt(algo, "clip_low", 3e-4)),
-                          clip_high=float(_opt(algo, "clip_high", 4e-4)),
-                          agg=_opt(algo, "loss_agg", "seq-mean-token-mean"), **kw)
+                          clip_low=float(algo.gspo_clip_low),
+                          clip_high=float(algo.gspo_clip_high),
+                          agg=algo.gspo_loss_agg, **kw)
 
 
 @POLICY_LOSSES.register("cispo")
 def cispo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
   algo = _algo(config)
   return cispo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                           clip_high=float(_opt(algo, "clip_high", 0.2)),
-                           agg=_opt(algo, "loss_agg", "token-mean"), **kw)
+                           clip_high=float(algo.clip_high),
+                           agg=algo.loss_agg, **kw)
 
 
 @VALUE_LOSSES.register("clipped")
 def clipped_value_loss_from_config(values, old_values, returns, mask, config: Any, **kw):
   algo = _algo(config)
-  return value_loss(values, old_values, returns, mask, clip=float(_opt(algo, "value_clip", 0.5)),
-                    agg=_opt(algo, "loss_agg", "token-mean"), **kw)
+  return value_loss(values, old_values, returns, mask, clip=float(algo.value_clip),
+                    agg=algo.loss_agg, **kw)
 
 
 @VALUE_LOSSES.register("mse")
 def mse_value_loss_from_config(values, old_values, returns, mask, config: Any, **kw):
   algo = _algo(config)
   return value_loss(values, old_values, returns, mask, clip=None,
-                    agg=_opt(algo, "loss_agg", "token-mean"), **kw)
+                    agg=algo.loss_agg, **kw)

@@ -29,7 +29,7 @@ def build_from_config(config, *, mesh=None, rules=None, seed: int | None = None)
   from rl.tokenizer import load_tokenizer
 
   model_cfg = config.model if hasattr(config, "model") else config
-  seed = int(getattr(config, "seed", 0) if seed is None else seed)
+  seed = int(config.seed if seed is None else seed)
   value_head = model_cfg.value_head
   if value_head not in ("none", "shared", "separate"):
     raise ValueError(f"model.value_head must be none, shared or separate, got {value_head!r}")
@@ -39,14 +39,14 @@ def build_from_config(config, *, mesh=None, rules=None, seed: int | None = None)
   if model_cfg.hf_checkpoint:
     policy = load_hf_checkpoint(model_cfg.hf_checkpoint, dtype=as_dtype(model_cfg.param_dtype),
                                 value_head=policy_head, remat=model_cfg.remat,
-                                attention=model_cfg.get("attention", "einsum"), mesh=mesh,
+                                attention=model_cfg.attention, mesh=mesh,
                                 rules=rules)
     tokenizer = load_tokenizer(model_cfg.hf_checkpoint)
   else:
     tokenizer = load_tokenizer()
     model_config = tiny_config(model_cfg.tiny, vocab_size=len(tokenizer), dtype=model_cfg.dtype,
                                param_dtype=model_cfg.param_dtype, remat=model_cfg.remat,
-                               attention=model_cfg.get("attention", "einsum"),
+                               attention=model_cfg.attention,
                                value_head=policy_head,
                                eos_token_id=tokenizer.eos_token_id,
                                pad_token_id=tokenizer.pad_token_id)

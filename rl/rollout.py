@@ -191,12 +191,10 @@ class Evaluator:
     self.scheme = rewards.make_reward_scheme(config.reward)
     self._antihack = antihack
     self._rewards = rewards
-    reward_cfg = config.get("reward") if hasattr(config, "get") else None
-    self.use_expected_tests = bool(grade_fn is None and reward_cfg is not None
-                                   and reward_cfg.get("expected_tests", False))
+    self.use_expected_tests = bool(grade_fn is None and config.reward.expected_tests)
     # Identical final workspaces share one grading (sandbox.grading.GradeCache).
     self.grade_cache = None
-    if grade_fn is None and reward_cfg is not None and reward_cfg.get("grade_cache", False):
+    if grade_fn is None and config.reward.grade_cache:
       from sandbox.grading import GradeCache  # pylint: disable=import-outside-toplevel
       self.grade_cache = GradeCache()
     self._expected: dict[str, list[str] | None] = {}
@@ -358,8 +356,7 @@ class Evaluator:
 
   def _keep_solution(self, task: Any) -> bool:
     """Final programs go into the record for MLE tasks and whenever self-improvement is on."""
-    si = self.config.get("self_improve") if hasattr(self.config, "get") else None
-    return getattr(task, "grader", "pytest") == "mle" or bool(si is not None and si.get("enabled", False))
+    return getattr(task, "grader", "pytest") == "mle" or bool(self.config.self_improve.enabled)
 
 
 def _tests_dict(report: Any) -> dict[str, int]:

@@ -17,6 +17,7 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
+import ml_collections
 import numpy as np
 
 EVICTION_POLICIES = ("lowest_score", "oldest")
@@ -200,12 +201,12 @@ class SelfImprovement:
 
   @classmethod
   def from_config(cls, self_improve_config: Any, *, total_steps: int, seed: int = 0) -> "SelfImprovement":
-    get = (self_improve_config.get if hasattr(self_improve_config, "get")
-           else lambda k, d=None: getattr(self_improve_config, k, d))
-    buffer = SelfImproveBuffer(int(get("capacity", 8)), eviction=get("eviction", "lowest_score"),
-                               temperature=float(get("temperature", 1.0)), seed=seed)
-    return cls(buffer, enabled=bool(get("enabled", False)), probability=float(get("probability", 0.0)),
-               probability_final=float(get("probability_final", -1.0)), total_steps=total_steps, seed=seed)
+    c = self_improve_config  # every field read directly: no second default (configs/default.py)
+    if isinstance(c, Mapping):
+      c = ml_collections.ConfigDict(dict(c))
+    buffer = SelfImproveBuffer(int(c.capacity), eviction=c.eviction, temperature=float(c.temperature), seed=seed)
+    return cls(buffer, enabled=bool(c.enabled), probability=float(c.probability),
+               probability_final=float(c.probability_final), total_steps=total_steps, seed=seed)
 
   def current_probability(self, step: int) -> float:
     if not self.enabled:

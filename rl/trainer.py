@@ -133,7 +133,7 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
     nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
   else:
     sizes = {k: int(config.model[k]) for k in ("hidden_size", "num_layers", "intermediate_size")
-             if config.model.get(k)}
+             if config.model[k]}  # 0: the preset's size
     cfg = model_lib.tiny_config(config.model.tiny, **sizes, vocab_size=vocab_size, eos_token_id=eos_id,
                                 pad_token_id=pad_id, value_head="shared" if shared else "none",
                                 remat=config.model.remat, dtype=config.model.dtype,
@@ -186,18 +186,20 @@ class Trainer:
     self.policy_graphdef, policy_state = nnx.split(policy, nnx.Param)
     self.critic_graphdef, critic_state = (None, None) if critic is None else nnx.split(critic, nnx.Param)
     self.settings = update_lib.UpdateSettings.from_config(config)
-    total_updates = self._updates_per_iteration() * max(config.trainer.iterations, 1)
+    policy_steps, critic_steps = self._schedule_steps()
     o = config.optim
-    self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=total_updates,
+    self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=policy_steps,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2,
                                                kind=o.policy_optimizer, trainable=o.policy_trainable)
-    self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=total_updates,
+    self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=critic_steps,
                                                warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
                                                grad_clip=o.grad_clip, b2=o.adam_b2)
+    if critic_state is None:  # a shared head: the critic's own steps train the head alone
+      self.critic_tx = update_lib.value_head_optimizer(self.critic_tx)
     self.state = _copy(update_lib.TrainState(
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
-        critic=critic_state, critic_opt=None if critic_state is None else self.critic_tx.init(critic_state)))
+        critic=critic_state, critic_opt=self.critic_tx.init(policy_state if critic_state is None else critic_state)))
     self.ref_params = None
     # Data parallelism over every device (across processes): state replicated, each update's
     # mini-batch split along the mesh's batch axes. One device: no shardings, no transfers.
@@ -243,6 +245,22 @@ class Trainer:
     batch = c.trainer.tasks_per_iteration * c.algo.group_size
     return c.optim.ppo_epochs * max(batch // c.optim.mini_batch_size, 1)
 
+  def _schedule_steps(self) -> tuple[int, int]:
+    """(policy, critic) optimiser steps over the run, the length of each learning-rate schedule:
+    the policy steps after the critic's warm-up, PPO-ptx's NLL steps included; the critic
+    critic_updates_per_policy_update times per mini-batch from the first iteration (a shared
+    head's own optimiser: all of them in the warm-up, the extra ones after it)."""
+    c = self.config
+    updates, iterations = self._updates_per_iteration(), max(c.trainer.iterations, 1)
+    warmup = min(c.optim.critic_warmup_iterations, iterations)
+    per_update = c.optim.critic_updates_per_policy_update
+    policy = (iterations - warmup) * (updates + c.sft.ptx_steps)
+    if c.model.value_head == "shared":
+      critic = updates * (warmup * per_update + (iterations - warmup) * (per_update - 1))
+    else:
+      critic = iterations * updates * per_update
+    return max(policy, 1), max(critic, 1)
+
   def _load_tasks(self):
     from rl.tasks import load_tasks
 
@@ -256,7 +274,7 @@ class Trainer:
       tasks.sort(key=lambda t: t.id)
     difficulty = self.config.tasks.difficulty or None
     train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
-    if self.config.tasks.get("eval_sources"):  # a separate evaluation mixture (its eval_split)
+    if self.config.tasks.eval_sources:  # a separate evaluation mixture (its eval_split)
       eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources", progress=phase.update)
       for _, _, tasks in eval_mixture.sources:
         tasks.sort(key=lambda t: t.id)
@@ -552,12 +570,14 @@ class Trainer:
 
   # -- one RL iteration -----------------------------------------------------------------------------
   def _score(self, batch: batching.RolloutBatch, temperature: float,
-             grammar_states: np.ndarray | None = None, *, trim: bool | None = None) -> dict:
+             grammar_states: np.ndarray | None = None, *, trim: bool | None = None, room: int = 0) -> dict:
     """Log-probs, values and reference log-probs under the current params, in micro-batches.
 
     With `trim` (default `trainer.trim_padding`) rows of similar length share a call, each call
     cut to its longest row (rounded up to pad_multiple): causal attention and the mask make a
     row's outputs independent of the padding after it, so the long tail costs only its own rows.
+    `room`: positions scored after each row's last token (the value after it, for GAE's
+    truncation bootstrap).
     """
     mb = self.config.optim.micro_batch_size
     B, T = batch.tokens.shape
@@ -567,7 +587,7 @@ class Trainer:
     result: dict[str, np.ndarray] = {}
     for s in range(0, B, mb):
       rows = order[s:s + mb]
-      t = self._padded_length(batch.lengths[rows], T, trim)
+      t = self._padded_length(batch.lengths[rows] + room, T, trim)
       grammar = {} if grammar_states is None else {
           "grammar_states": jnp.asarray(grammar_states[rows, :t]), "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[rows, :t]),
@@ -607,6 +627,7 @@ class Trainer:
     padded = batch.select(rows)
     padded.action_mask[B:] = 0.0
     padded.scores[B:] = 0.0
+    padded.truncated[B:] = False
     padded.group_ids[B:] = -1 - np.arange(extra)
     return padded
 
@@ -621,7 +642,7 @@ class Trainer:
     aggregations (a per-sequence mean needs each sequence's own row) and attention "einsum" or
     "xla"; otherwise `mb` itself."""
     c = self.config
-    fraction = float(c.trainer.get("pack_fraction", 0.0))
+    fraction = float(c.trainer.pack_fraction)
     if fraction <= 0 or loss_agg not in ("token-mean", "token-sum") or c.model.attention == "cudnn":
       return mb
     rows = batching.round_up(math.ceil(fraction * mb["tokens"].shape[0]), micro)
@@ -636,7 +657,8 @@ class Trainer:
     With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row
     (`lengths`), rounded up to pad_multiple: the padding after a row changes none of its outputs
     and costs quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its
-    sequences are packed into fewer rows (`_packed`). Returns each update step's metrics.
+    sequences are packed into fewer rows (`_packed`; token-level losses only, never GSPO:
+    `UpdateSettings.packable`). Returns each update step's metrics.
     """
     c = self.config
     trim = c.trainer.trim_padding if trim is None else trim
@@ -652,10 +674,14 @@ class Trainer:
         scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
                    "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
                    "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
-                   "norm_constant": jnp.float32(T)}  # Dr.GRPO's constant: the batch's length
+                   # Dr.GRPO's constant: fixed, so the gradient's scale does not follow the padding.
+                   "norm_constant": jnp.float32(c.agent.max_tokens_per_trajectory)}
+        if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
+          scalars["policy_num_tokens"] = jnp.float32(max(mb["policy_mask"].sum(), 1.0))
+          scalars["policy_num_sequences"] = jnp.float32(max((mb["policy_mask"].sum(1) > 0).sum(), 1))
         if "grammar_states" in full:
           scalars["grammar_table"] = self._grammar_table
-        if pack:
+        if pack and self.settings.packable:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
         shape = tuple(mb["tokens"].shape)
@@ -690,8 +716,11 @@ class Trainer:
       return self._skipped_iteration(outcomes, rollout_metrics, timings, temperature, sample_tokens)
 
     t1 = time.perf_counter()
+    # GAE's truncation bootstrap reads the value of the state after a cut row's last token: the
+    # batch and its scoring keep one more position.
+    room = int(c.algo.truncation == "bootstrap" and c.algo.advantage_estimator == "gae")
     batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
-                                                      pad_multiple=c.trainer.pad_multiple))
+                                                      pad_multiple=c.trainer.pad_multiple, room=room))
     B, T = batch.tokens.shape
     metrics: dict[str, float] = {"train/episodes": float(len(episodes)), "train/update_skipped": 0.0,
                                  "train/no_action_episodes": float(len(outcomes) - len(episodes))}
@@ -700,7 +729,7 @@ class Trainer:
       grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
       metrics["rollout/off_grammar_tokens"] = float(off)
     with self.display.phase("score", quiet=True):
-      scored = self._score(batch, temperature, grammar_states)
+      scored = self._score(batch, temperature, grammar_states, room=room)
     mask = batch.action_mask
     token_rewards = batch.turn_rewards.copy()
     if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
@@ -709,17 +738,20 @@ class Trainer:
       metrics["kl/reward_kl_mean"] = float(kl.sum() / max(mask.sum(), 1))
     est_batch = {"mask": mask, "scores": batch.scores, "token_rewards": token_rewards,
                  "group_ids": batch.group_ids, "truncated": batch.truncated}
-    if "values" in scored:
-      est_batch["values"] = scored["values"] * mask
+    if "values" in scored:  # at every position: GAE reads action tokens and a bootstrap after them
+      est_batch["values"] = scored["values"]
     advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
+    metrics.update(advantages_lib.truncation_metrics({"truncated": batch.truncated[:len(episodes)]}, c))
     if c.algo.positive_advantage_scale != 1.0 or c.algo.negative_advantage_scale != 1.0:
       advantages = advantages_lib.scale_advantages_by_sign(
           advantages, mask, positive=c.algo.positive_advantage_scale,
           negative=c.algo.negative_advantage_scale)
+    policy_mask = mask  # the action tokens of the policy loss (the critic's are `mask`)
     if c.algo.error_masking != "none":
       keep = batching.error_turn_keep(episodes, batch.turn_ids, c.algo.error_masking)
       metrics["adv/error_masked_fraction"] = float(1.0 - (keep * mask).sum() / max(mask.sum(), 1.0))
       advantages = advantages * keep
+      policy_mask = mask * keep
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
     # Duration-aware weights from each trajectory's final program run (rl.duration): floor,
@@ -738,11 +770,12 @@ class Trainer:
       token_weights = np.minimum(np.exp(np.clip(full_logprobs - batch.sampler_logprobs, -20, 20)),
                                  c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
     if c.algo.entropy_token_fraction < 1.0:
-      keep = advantages_lib.high_entropy_token_weights(scored["entropy"], mask,
+      keep = advantages_lib.high_entropy_token_weights(scored["entropy"], policy_mask,
                                                        c.algo.entropy_token_fraction)
       token_weights = token_weights * keep
       # Read off the weights the loss gets, so the metric shows what reaches the update.
-      metrics["adv/entropy_kept_fraction"] = float(((token_weights > 0) * mask).sum() / max(mask.sum(), 1.0))
+      metrics["adv/entropy_kept_fraction"] = float(((token_weights > 0) * policy_mask).sum()
+                                                   / max(policy_mask.sum(), 1.0))
     full = {
         "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
         "returns": returns, "old_logprobs": scored["logprobs"] * mask,
@@ -756,6 +789,8 @@ class Trainer:
         full[key] = scored[key]
     if grammar_states is not None:
       full["grammar_states"] = grammar_states
+    if policy_mask is not mask:  # error-masked tokens leave the policy loss and its counts
+      full["policy_mask"] = policy_mask
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -817,8 +852,10 @@ class Trainer:
       metrics.update(self.self_improve.metrics(it))
     metrics.update(rollout_metrics)
     metrics.update(timings)
-    if "actor/approx_kl" in metrics:
-      self.kl.update(metrics.get("actor/kl_loss", metrics["actor/approx_kl"]))
+    if c.algo.kl_target > 0 and "actor/approx_kl" in metrics:  # adaptive, and the policy trained
+      # The KL to the reference that the penalty acts on (verl's apply_kl_penalty for the reward),
+      # not actor/approx_kl: that is the policy's drift within one update.
+      self.kl.update(metrics["kl/reward_kl_mean" if c.algo.kl_in == "reward" else "actor/kl_loss"])
     return metrics
 
   def _skipped_iteration(self, outcomes: Sequence, rollout_metrics: dict, timings: dict,

@@ -50,6 +50,10 @@ class UpdateSettings:
   clip_low: float = 0.2
   clip_high: float = 0.2
   clip_c: float = 3.0
+  # GSPO's own clip range and aggregation (config.algo.gspo_*; the paper's).
+  gspo_clip_low: float = 3e-4
+  gspo_clip_high: float = 4e-4
+  gspo_loss_agg: str = "seq-mean-token-mean"
   value_clip: float = 0.5
   value_coef: float = 0.5
   entropy_coef: float = 0.0
@@ -70,10 +74,11 @@ class UpdateSettings:
     a = config.algo
     return cls(policy_loss=a.policy_loss, value_loss=a.value_loss, value_head=config.model.value_head,
                loss_agg=a.loss_agg, clip_low=a.clip_low, clip_high=a.clip_high, clip_c=a.clip_c,
+               gspo_clip_low=a.gspo_clip_low, gspo_clip_high=a.gspo_clip_high, gspo_loss_agg=a.gspo_loss_agg,
                value_clip=a.value_clip, value_coef=a.value_coef, entropy_coef=a.entropy_coef,
                kl_in_loss=a.kl_in == "loss" and a.kl_coef > 0, kl_kind=a.kl_kind,
                logits_chunk=config.model.logits_chunk, micro_batch_size=config.optim.micro_batch_size,
-               kl_topk=int(a.get("kl_topk", 0)), **_support_settings(config))
+               kl_topk=int(a.kl_topk), **_support_settings(config))
 
   @property
   def truncated(self) -> bool:
@@ -82,11 +87,18 @@ class UpdateSettings:
   @property
   def algo(self) -> dict:
     return {"clip_low": self.clip_low, "clip_high": self.clip_high, "clip_c": self.clip_c,
-            "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+            "gspo_clip_low": self.gspo_clip_low, "gspo_clip_high": self.gspo_clip_high,
+            "gspo_loss_agg": self.gspo_loss_agg, "loss_agg": self.loss_agg, "value_clip": self.value_clip}
+
+  @property
+  def packable(self) -> bool:
+    """Whether a mini-batch may be packed (rl.batching.pack_minibatch): token-level losses only.
+    GSPO's ratio is a mean over its row, which a packed row would share between sequences."""
+    return self.policy_loss != "gspo" and self.loss_agg in ("token-mean", "token-sum")
 
 
 def _support_settings(config) -> dict:
-  support = config.algo.get("logprob_support", "full")
+  support = config.algo.logprob_support
   if support == "full":
     return {}
   return {"support_top_k": int(config.sampling.top_k), "support_top_p": float(config.sampling.top_p)}
@@ -146,6 +158,18 @@ def make_optimizer(lr: float, *, schedule: str, total_steps: int, warmup_steps: 
   return optax.multi_transform({"train": tx, "freeze": optax.set_to_zero()}, labels)
 
 
+VALUE_HEAD_PARAMS = ("value_head", "value_bias")
+
+
+def value_head_optimizer(tx: optax.GradientTransformation) -> optax.GradientTransformation:
+  """`tx` on a shared value head's parameters (VALUE_HEAD_PARAMS) of a policy state, every other
+  parameter frozen: with model.value_head = "shared" the critic's own steps (the critic warm-up,
+  critic_updates_per_policy_update) train the head alone, and the trunk stays the policy's."""
+  labels = lambda params: jax.tree_util.tree_map_with_path(
+      lambda path, _: "head" if param_path(path) in VALUE_HEAD_PARAMS else "freeze", params)
+  return optax.multi_transform({"head": tx, "freeze": optax.set_to_zero()}, labels)
+
+
 def param_path(path) -> str:
   """A parameter's tree path as "layers/0/self_attn/q_proj" (NNX's `.value` leaf key dropped)."""
   return jax.tree_util.keystr(path, simple=True, separator="/").removesuffix("/value")
@@ -186,16 +210,19 @@ def _critic_values(graphdef, params, tokens, valid, segment_ids=None):
                                 None if segment_ids is not None else valid, segment_ids=segment_ids)
 
 
-def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
+def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, with_value: bool = True):
   topk = settings.kl_in_loss and settings.kl_topk > 0
   out = _policy_forward(graphdef, params, mb["tokens"], mb["valid"], mb["temperature"], settings,
                         support=mb["support"] if settings.truncated else None,
                         gather_ids=mb["ref_top_ids"] if topk else None,
                         grammar=_grammar(mb), segment_ids=mb.get("segment_ids"),
                         needed=mb["mask"] > 0)
-  mask = mb["mask"]
-  kw = dict(num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
-            norm_constant=denominators.get("norm_constant", float(mask.shape[1])))
+  # The policy's tokens and counts: without those algo.error_masking leaves out ("policy_mask").
+  mask = mb.get("policy_mask", mb["mask"])
+  norm_constant = denominators.get("norm_constant", float(mask.shape[1]))
+  kw = dict(num_tokens=denominators.get("policy_num_tokens", denominators["num_tokens"]),
+            num_sequences=denominators.get("policy_num_sequences", denominators["num_sequences"]),
+            norm_constant=norm_constant)
   pg_loss, metrics = POLICY_LOSSES.get(settings.policy_loss)(
       out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings.algo,
       sample_weights=mb["sample_weights"], token_weights=mb["token_weights"], **kw)
@@ -213,9 +240,13 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   mismatch = losses_lib.aggregate(jnp.abs(mb["sampler_logprobs"] - out["logprobs"]) * mb["has_sampler"][:, None],
                                   mask, "token-mean", num_tokens=kw["num_tokens"])
   metrics["actor/sampler_logprob_abs_diff"] = jax.lax.stop_gradient(mismatch)
-  if settings.value_head == "shared":
+  # A shared head learns inside the policy loss only when there are value targets: with a
+  # critic-free estimator the returns are zeros, and it would regress onto them.
+  if settings.value_head == "shared" and with_value:
     v_loss, v_metrics = VALUE_LOSSES.get(settings.value_loss)(
-        out["values"], mb["old_values"], mb["returns"], mask, settings.algo, **kw)
+        out["values"], mb["old_values"], mb["returns"], mb["mask"], settings.algo,
+        num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
+        norm_constant=norm_constant)
     loss = loss + settings.value_coef * v_loss
     metrics.update({f"critic/{k}": v for k, v in v_metrics.items()})
     metrics["critic/value_loss"] = v_loss
@@ -262,17 +293,25 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   support of the sampling policy; with constrained decoding, [M, T] grammar_states. `scalars`
   holds num_tokens, num_sequences, kl_coef, temperature (and with constrained decoding the
   grammar's [S, V] grammar_table, and optionally norm_constant, the constant of
-  `seq-mean-token-sum-norm`, else the mini-batch's T). The critic is updated before the actor.
+  `seq-mean-token-sum-norm`, else the mini-batch's T). An optional [M, T] "policy_mask" (the
+  action tokens algo.error_masking keeps) replaces `mask` in the policy loss, with the scalars
+  policy_num_tokens and policy_num_sequences as its counts; the value loss keeps `mask`. The
+  critic is updated before the actor.
+  With a shared value head (no critic model) `critic_tx` is `value_head_optimizer(...)` and
+  `state.critic_opt` its state: a critic-only step (`train_critic` without `train_policy`) trains
+  the head alone; a step of both trains it inside the policy loss; a policy-only step leaves it.
   With [M, T] "segment_ids" the rows are packed (rl.batching.pack_minibatch): several sequences per
   row, each attending only to itself, for the token-level loss aggregations.
   """
   micro = settings.micro_batch_size
 
   def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
-    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant") if k in scalars}
+    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant", "policy_num_tokens",
+                                            "policy_num_sequences") if k in scalars}
     per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
     metrics = {}
     critic, critic_opt = state.critic, state.critic_opt
+    policy, policy_opt = state.policy, state.policy_opt
     if train_critic and critic is not None:
       c_loss, c_metrics, c_grads = _accumulate(
           functools.partial(_critic_loss, settings=settings), critic, critic_graphdef, batch,
@@ -281,11 +320,21 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
       metrics["critic/grad_norm"] = optax.tree.norm(c_grads)
       updates, critic_opt = critic_tx.update(c_grads, critic_opt, critic)
       critic = optax.apply_updates(critic, updates)
-    policy, policy_opt = state.policy, state.policy_opt
+    elif train_critic and not train_policy and settings.value_head == "shared":
+      # The shared head's own step: the value loss through the policy's trunk, the head alone
+      # updated (critic_tx freezes the rest: the policy does not train in the warm-up).
+      c_loss, c_metrics, c_grads = _accumulate(
+          functools.partial(_critic_loss, settings=settings), policy, policy_graphdef, batch,
+          per_step, denominators, micro)
+      metrics.update(c_metrics)
+      updates, critic_opt = critic_tx.update(c_grads, critic_opt, policy)
+      metrics["critic/grad_norm"] = optax.tree.norm(jax.tree_util.tree_map_with_path(
+          lambda path, g: g if param_path(path) in VALUE_HEAD_PARAMS else jnp.zeros_like(g), c_grads))
+      policy = optax.apply_updates(policy, updates)
     if train_policy:
       p_loss, p_metrics, p_grads = _accumulate(
-          functools.partial(_policy_loss, settings=settings), policy, policy_graphdef, batch,
-          per_step, denominators, micro)
+          functools.partial(_policy_loss, settings=settings, with_value=train_critic), policy,
+          policy_graphdef, batch, per_step, denominators, micro)
       metrics.update(p_metrics)
       metrics["actor/loss"] = p_loss
       metrics["actor/grad_norm"] = optax.tree.norm(p_grads)

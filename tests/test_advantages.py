@@ -94,7 +94,7 @@ def test_gae_per_turn_discount_hand_computed(impl):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_gae_bootstrap(impl):
-  # A truncated row bootstraps from V(last action token): delta = r + gamma V - V.
+  # A truncated row bootstraps from the value after its last token: delta = r + gamma V' - V.
   a, _ = adv.gae([[0.0, 0.0]], [[1.0, 2.0]], [[1.0, 1.0]], gamma=1.0, lam=1.0,
                  bootstrap_values=[2.0], implementation=impl)
   np.testing.assert_allclose(a, [[1.0, 0.0]], atol=1e-6)
@@ -258,6 +258,7 @@ def _batch(seed=0, batch=4, length=12):
   rng = np.random.default_rng(seed)
   mask = (rng.random((batch, length)) < 0.7).astype(np.float32)
   mask[:, 0] = 1
+  mask[:, -1] = 0  # a truncated row bootstraps from the position after its last action token
   return {
       "mask": mask,
       "values": rng.normal(size=(batch, length)).astype(np.float32),
@@ -280,7 +281,7 @@ def test_gae_estimator_decoupled_lambda_and_bootstrap():
   a, r = ADVANTAGE_ESTIMATORS.get("gae")(batch, {"algo": ALGO})
   rewards = adv.place_terminal_reward(batch["scores"], batch["mask"])
   last = adv.last_action_index(batch["mask"])
-  boot = np.where(batch["truncated"], batch["values"][np.arange(4), last], 0.0)
+  boot = np.where(batch["truncated"], batch["values"][np.arange(4), last + 1], 0.0)
   expected_a, _ = reference_gae(rewards, batch["values"], batch["mask"], 1.0, 0.95, boot)
   _, expected_r = reference_gae(rewards, batch["values"], batch["mask"], 1.0, 1.0, boot)
   np.testing.assert_allclose(a, expected_a * batch["mask"], atol=1e-5)
@@ -301,7 +302,7 @@ def test_gae_estimator_whitening_adaptive_lambda_and_turns():
   mask = batch["mask"]
   rewards = adv.place_terminal_reward(batch["scores"], mask) + 0.1
   last = adv.last_action_index(mask)
-  boot = np.where(batch["truncated"], batch["values"][np.arange(4), last], 0.0)
+  boot = np.where(batch["truncated"], batch["values"][np.arange(4), last + 1], 0.0)
   raw, _ = reference_gae(rewards, batch["values"], mask, 0.9, adv.adaptive_lambda(mask, 0.5), boot,
                          adv.turn_ends_from_mask(mask))
   valid = raw[mask > 0]
@@ -425,3 +426,33 @@ def test_high_entropy_token_weights_keep_the_top_fraction_of_action_tokens():
   np.testing.assert_array_equal(adv.high_entropy_token_weights(entropy, mask, 1.0), 1.0)
   with pytest.raises(ValueError, match="'fraction' must be in \\(0, 1\\]"):
     adv.high_entropy_token_weights(entropy, mask, 0.0)
+
+
+def test_truncation_bootstraps_from_the_state_after_the_last_action_token():
+  """values[:, t] is V(s_t), the state that predicts token t (read from the hidden state at t-1,
+  rl.models.transformer.token_values). A cut-off row's future is worth the value of the state
+  after its last action token L, values[:, L + 1], not values[:, L]: the state before L was
+  sampled, which still has L's own reward and step ahead of it."""
+  mask = np.array([[0, 1, 1, 0, 0]], np.float32)
+  values = np.array([[0.0, 1.0, 2.0, 5.0, 0.0]], np.float32)  # V(after the last action token) = 5
+  batch = {"mask": mask, "values": values, "scores": np.array([1.0], np.float32),
+           "truncated": np.array([True])}
+  algo = dict(ALGO, lam=1.0, value_lam=1.0)
+  np.testing.assert_allclose(adv.truncation_bootstrap(batch, algo), [5.0])
+  a, r = ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
+  # delta(t2) = 1 + 5 - 2 = 4; delta(t1) = 0 + 2 - 1 = 1; lam 1: A = 5, 4; returns = A + V = 6, 6.
+  np.testing.assert_allclose(a, [[0.0, 5.0, 4.0, 0.0, 0.0]], atol=1e-6)
+  np.testing.assert_allclose(r, [[0.0, 6.0, 6.0, 0.0, 0.0]], atol=1e-6)
+  with pytest.raises(ValueError, match="after its last action token"):
+    adv.truncation_bootstrap({**batch, "mask": np.array([[0, 1, 1, 1, 1]], np.float32)}, algo)
+
+
+def test_estimators_read_the_config_without_fallbacks():
+  """A field missing from the config is an error naming it, not a second default (lam once fell
+  back to 0.95 where the default config says 0.5)."""
+  batch = _batch()
+  algo = {k: v for k, v in ALGO.items() if k != "lam"}
+  with pytest.raises(AttributeError, match="lam"):
+    ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
+  with pytest.raises(AttributeError, match="discount_per"):
+    ADVANTAGE_ESTIMATORS.get("reinforce_pp")(batch, {"gamma": 1.0})

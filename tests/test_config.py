@@ -118,3 +118,25 @@ def test_carrying_sft_moments_needs_adamw():
   c.optim.policy_optimizer = "sgd"
   with pytest.raises(config_lib.ConfigError, match="carry_optimizer_state"):
     config_lib.validate(c)
+
+
+def test_adaptive_kl_needs_a_coefficient_to_adapt():
+  """kl_target > 0 scales kl_coef multiplicatively: from 0 it could never switch on."""
+  c = default.get_config().unlock()
+  c.algo.kl_target = 0.05
+  with pytest.raises(config_lib.ConfigError, match=r"^config.algo.kl_target=0.05 needs algo.kl_coef > 0"):
+    config_lib.validate(c)
+  c.algo.kl_coef = 0.01
+  config_lib.validate(c)
+
+
+@pytest.mark.parametrize("field", ["algo.lam", "algo.whiten_advantages", "trainer.pack_fraction", "tasks.verify_with"])
+def test_a_missing_field_is_one_error_naming_it(field):
+  """The code reads every field directly (no second default in rl/): a config without one of
+  configs/default.py's fields fails at validation, in one line naming the field."""
+  c = default.get_config().unlock()
+  section, leaf = field.split(".")
+  del c[section][leaf]
+  with pytest.raises(config_lib.ConfigError, match=rf"^config\.{field} is missing") as e:
+    config_lib.validate(c)
+  assert "\n" not in str(e.value)

@@ -238,7 +238,8 @@ def test_duration_weights():
 def test_registered_losses_read_the_config():
   mask, arr, _ = _micro_problem(2)
   algo = {"clip_low": 0.1, "clip_high": 0.28, "clip_c": 3.0, "loss_agg": "seq-mean-token-mean",
-          "value_clip": 0.2}
+          "value_clip": 0.2, "gspo_clip_low": 3e-4, "gspo_clip_high": 4e-4,
+          "gspo_loss_agg": "seq-mean-token-mean"}
   got, _ = POLICY_LOSSES.get("ppo")(arr["log_prob"], arr["old_log_prob"], arr["advantages"], mask,
                                     {"algo": algo})
   want, _ = losses.ppo_policy_loss(arr["log_prob"], arr["old_log_prob"], arr["advantages"], mask,

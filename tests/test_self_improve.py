@@ -102,7 +102,8 @@ def test_improve_prompt_carries_the_instruction_code_and_output():
 
 
 def test_controller_uses_the_probability_and_checkpoints():
-  cfg = {"enabled": True, "capacity": 4, "probability": 1.0, "probability_final": -1.0, "temperature": 1.0}
+  cfg = {"enabled": True, "capacity": 4, "probability": 1.0, "probability_final": -1.0, "temperature": 1.0,
+         "eviction": "lowest_score"}
   ctl = si.SelfImprovement.from_config(cfg, total_steps=10, seed=0)
   prompt, parent = ctl.prompt("t", "Statement.", step=0)
   assert parent is None and prompt == "Statement."  # nothing to improve yet

@@ -158,7 +158,7 @@ def test_dir_source_and_weighted_mixture(tmp_path):
   cfg = {"sources": (("dir:" + str(root_a), 3.0), ("dir:" + str(root_b), 1.0)), "root": ""}
 
   class Cfg:
-    tasks = type("T", (), {"sources": cfg["sources"], "get": lambda self, k, d=None: cfg.get(k, d)})()
+    tasks = type("T", (), cfg)()
 
   mix = load_tasks(Cfg(), tmp_path)
   assert isinstance(mix, TaskMixture) and len(mix) == 4

@@ -311,3 +311,177 @@ def test_heldout_tasks_come_from_eval_sources_when_set(tmp_path, tasks_root):
   assert not {t.id for t in heldout} & {t.id for t in train}
   assert all(str(t.dir).startswith(str(tmp_path / "tasks" / "synthetic_heldout")) for t in heldout)
   assert not {t.metadata["functions"][0] for t in heldout} & {t.metadata["functions"][0] for t in train}
+
+
+# --- one iteration on scripted episodes ------------------------------------------------------------
+# A Trainer whose rollout engine returns fixed episodes: the advantage, KL and update wiring of
+# `train_iteration` runs as in training, without sampling or sandboxes.
+
+
+def _scripted_episodes(n: int) -> list:
+  """`n` episodes of two turns: odd ones succeed; episode 0 is cut off (truncated) with its last
+  action token on the batch's last padded position; episode 2 fails after a tool error."""
+  from rl.rollout import Episode
+
+  rng = np.random.default_rng(0)
+  episodes = []
+  for i in range(n):
+    length = 256 if i == 0 else 60 + 10 * i
+    mask = [0] * 20 + [1] * 15 + [0] * 5 + [1] * (length - 40)
+    episodes.append(Episode(
+        task_id=f"task{i}", group_id=i, tokens=rng.integers(10, 200, size=length).tolist(), action_mask=mask,
+        sampler_logprobs=[-1.0 * m for m in mask], turn_ends=[34, length - 1], turn_rewards=[0.0, 0.0],
+        final_reward=float(i % 2), success=bool(i % 2), terminated="max_tokens" if i == 0 else "submit",
+        truncated=i == 0, duration_s=1.0, exec_time_s=1.0, record={},
+        turn_errors=[True, False] if i == 2 else [False, False]))
+  return episodes
+
+
+@pytest.fixture(scope="module")
+def scripted_iteration(tasks_root, tmp_path_factory):
+  """One policy iteration (after a one-iteration critic warm-up) on scripted episodes, with an
+  adaptive KL in the reward towards a tiny target, error masking, truncation bootstrap, cosine
+  schedules and PPO-ptx; records every update step's inputs and each optimiser's schedule length."""
+  import types
+
+  import jax
+
+  from rl import update as update_lib
+
+  cfg = tiny_config(tasks_root, iterations=3, **{
+      "sft.enabled": False, "trainer.eval_every": 0, "trainer.train_eval_samples": 0,
+      "tasks.verify_with": "subprocess", "agent.constrained_tool_calls": False, "algo.entropy_token_fraction": 1.0,
+      "algo.kl_in": "reward", "algo.kl_coef": 0.1, "algo.kl_target": 1e-4,
+      "algo.error_masking": "episode", "algo.truncation": "bootstrap",
+      "optim.schedule": "cosine", "optim.critic_warmup_iterations": 1,
+      "optim.critic_updates_per_policy_update": 2, "sft.ptx_steps": 3,
+      "optim.policy_lr": 1e-12})  # the policy does not drift within the update: approx_kl ~ 0
+  schedules = {}
+  make_optimizer = update_lib.make_optimizer
+
+  def recording_make_optimizer(lr, **kw):
+    schedules[lr] = kw["total_steps"]
+    return make_optimizer(lr, **kw)
+
+  with pytest.MonkeyPatch.context() as patch:
+    patch.setattr(update_lib, "make_optimizer", recording_make_optimizer)
+    trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, tmp_path_factory.mktemp("scripted")))
+  episodes = _scripted_episodes(cfg.trainer.tasks_per_iteration)
+  trainer.engine = types.SimpleNamespace(run=lambda tasks, group_size: (episodes, {}),
+                                         set_model_info=lambda *args: None)
+  trainer._ptx_steps = lambda iteration: {}  # pylint: disable=protected-access
+  # A reference far from the policy: the rollouts' KL to it is far above the target.
+  noise = np.random.default_rng(1)
+  trainer.ref_params = jax.tree.map(lambda x: x + 0.5 * noise.normal(size=x.shape).astype(x.dtype),
+                                    trainer.state.policy)
+  calls = []
+  update_step = trainer.update_step
+
+  def recording_update_step(state, mb, scalars, train_policy, train_critic):
+    calls.append((jax.tree.map(np.asarray, mb), jax.tree.map(np.asarray, scalars), train_policy, train_critic))
+    return update_step(state, mb, scalars, train_policy, train_critic)
+
+  trainer.update_step = recording_update_step
+  trainer.iteration = 1  # after the critic's warm-up: the policy trains
+  coef_before = trainer.kl.coef
+  metrics = trainer.train_iteration()
+  return types.SimpleNamespace(trainer=trainer, config=cfg, episodes=episodes, metrics=metrics, calls=calls,
+                               coef_before=coef_before, schedules=schedules)
+
+
+def test_adaptive_kl_controller_follows_the_kl_to_the_reference(scripted_iteration):
+  """kl_in = "reward": the controller reads the rollouts' KL to the reference (verl's
+  apply_kl_penalty), not the policy's drift within one update (actor/approx_kl, ~0 here)."""
+  run = scripted_iteration
+  assert run.metrics["kl/reward_kl_mean"] > 1.2 * run.config.algo.kl_target
+  assert abs(run.metrics["actor/approx_kl"]) < 0.8 * run.config.algo.kl_target
+  assert run.trainer.kl.coef == pytest.approx(run.coef_before * 1.02)  # error clipped at +0.2, horizon 10
+
+
+def test_truncation_metrics_are_logged_every_iteration(scripted_iteration):
+  metrics, n = scripted_iteration.metrics, len(scripted_iteration.episodes)
+  assert metrics["adv/truncated_frac"] == pytest.approx(1 / n)
+  assert metrics["adv/truncation_bootstrapped"] == 1.0
+
+
+def test_norm_constant_is_a_fixed_constant(scripted_iteration):
+  """Dr.GRPO's constant is agent.max_tokens_per_trajectory, not the iteration's padded length
+  (512 here: the truncated episode fills 256 and its bootstrap needs one more position)."""
+  constants = {float(scalars["norm_constant"]) for _, scalars, _, _ in scripted_iteration.calls}
+  assert constants == {float(scripted_iteration.config.agent.max_tokens_per_trajectory)}
+
+
+def test_error_masked_tokens_leave_the_policy_denominators(scripted_iteration):
+  """algo.error_masking: the masked tokens are out of the policy loss, its token and sequence
+  counts included; the critic still trains on (and counts) every action token."""
+  run = scripted_iteration
+  policy_calls = [(mb, s) for mb, s, train_policy, _ in run.calls if train_policy]
+  assert policy_calls
+  masked_tokens = 0.0
+  for mb, scalars in policy_calls:
+    kept = mb["policy_mask"]
+    assert np.all(kept <= mb["mask"])
+    masked_tokens += float((mb["mask"] - kept).sum())
+    assert float(scalars["policy_num_tokens"]) == max(float(kept.sum()), 1.0)
+    assert float(scalars["policy_num_sequences"]) == max(float((kept.sum(1) > 0).sum()), 1.0)
+    assert float(scalars["num_tokens"]) == max(float(mb["mask"].sum()), 1.0)
+  # Episode 2 failed after an error: every one of its action tokens left the policy loss.
+  assert masked_tokens == sum(run.episodes[2].action_mask) * run.config.optim.ppo_epochs
+
+
+def test_learning_rate_schedules_count_each_optimisers_steps(scripted_iteration):
+  """The policy steps after the critic's warm-up, PPO-ptx's steps included; the critic steps
+  every iteration, critic_updates_per_policy_update times per mini-batch."""
+  c = scripted_iteration.config
+  updates = c.optim.ppo_epochs * c.trainer.tasks_per_iteration * c.algo.group_size // c.optim.mini_batch_size
+  policy_iterations = c.trainer.iterations - c.optim.critic_warmup_iterations
+  assert scripted_iteration.schedules[c.optim.policy_lr] == policy_iterations * (updates + c.sft.ptx_steps)
+  assert scripted_iteration.schedules[c.optim.critic_lr] == (
+      c.trainer.iterations * updates * c.optim.critic_updates_per_policy_update)
+  # What the iteration ran: per mini-batch, one critic-only step and one step of both.
+  steps = [(p, v) for _, _, p, v in scripted_iteration.calls]
+  assert steps.count((False, True)) == steps.count((True, True)) == updates
+
+
+def _bare_trainer(config):
+  """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
+  from rl import update as update_lib
+
+  trainer = trainer_lib.Trainer.__new__(trainer_lib.Trainer)
+  trainer.config = config
+  trainer.settings = update_lib.UpdateSettings.from_config(config)
+  trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
+  trainer.state, trainer.row_sharding, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
+  trainer.calls = []
+
+  def update_step(state, mb, scalars, train_policy, train_critic):
+    trainer.calls.append((mb, scalars, train_policy, train_critic))
+    return state, {}
+
+  trainer.update_step = update_step
+  return trainer
+
+
+def _full_batch(lengths, T):
+  rows = len(lengths)
+  valid = (np.arange(T)[None] < np.asarray(lengths)[:, None]).astype(np.float32)
+  mask = valid.copy()
+  mask[:, :2] = 0
+  per_token = {k: np.zeros((rows, T), np.float32) for k in (
+      "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs", "sampler_logprobs")}
+  return {"tokens": np.ones((rows, T), np.int32), "valid": valid, "mask": mask, **per_token,
+          "token_weights": np.ones((rows, T), np.float32), "sample_weights": np.ones((rows,), np.float32),
+          "has_sampler": np.ones((rows,), np.float32)}
+
+
+@pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
+def test_gspo_minibatches_are_never_packed(tasks_root, loss_agg):
+  """GSPO's ratio is a mean over its row: a packed row would average several trajectories'
+  log-ratios into one. PPO's token-level loss packs."""
+  lengths = np.array([40, 30, 20, 10])
+  for policy_loss, packs in (("ppo", True), ("gspo", False)):
+    overrides = {"algo.policy_loss": policy_loss, "algo.gspo_loss_agg": loss_agg, "optim.mini_batch_size": 4,
+                 "trainer.pad_multiple": 8}
+    trainer = _bare_trainer(tiny_config(tasks_root, **overrides))
+    trainer.ppo_epochs(_full_batch(lengths, 64), lengths, 1.0, True, True, rng=np.random.default_rng(0))
+    assert [("segment_ids" in mb) for mb, _, _, _ in trainer.calls] == [packs], policy_loss

@@ -333,3 +333,98 @@ def test_pack_rows_and_when_packing_is_refused():
   assert batching.pack_minibatch(batch, short, rows=1, pad_multiple=8)["tokens"].shape == (1, 16)
   batch["has_sampler"][1] = 0  # rows without sampler log-probs keep their own rows
   assert batching.pack_minibatch(batch, short, rows=2, pad_multiple=8) is None
+
+
+def test_gspo_gets_its_own_clip_range_and_aggregation_from_the_config():
+  """algo.policy_loss = "gspo" trains with GSPO's documented settings (algo.gspo_*: the paper's
+  3e-4 / 4e-4 and seq-mean-token-mean), not PPO's clip_low/clip_high/loss_agg."""
+  from configs import default
+  from rl.losses import gspo_policy_loss
+  from rl.registry import POLICY_LOSSES
+
+  c = default.get_config().unlock()
+  c.algo.policy_loss = "gspo"
+  config_lib.validate(c)
+  settings = update_lib.UpdateSettings.from_config(c)
+  rng = np.random.default_rng(0)
+  mask = np.ones((2, 6), np.float32)
+  mask[1, 3:] = 0  # rows of different lengths: seq-mean-token-mean differs from token-mean
+  log_prob = rng.normal(size=(2, 6)).astype(np.float32) * 0.01 - 1.0
+  old, adv = log_prob - 0.01 * mask, rng.normal(size=(2, 6)).astype(np.float32) * mask
+  got, _ = POLICY_LOSSES.get("gspo")(log_prob, old, adv, mask, settings.algo)
+  want, _ = gspo_policy_loss(log_prob, old, adv, mask)  # the function's documented defaults
+  assert float(got) == pytest.approx(float(want), rel=1e-6)
+  assert (settings.gspo_clip_low, settings.gspo_clip_high, settings.gspo_loss_agg) == (
+      3e-4, 4e-4, "seq-mean-token-mean")
+
+
+def _head_and_rest(params):
+  """The shared value head's leaves and every other leaf of a policy state, as NumPy arrays."""
+  head, rest = {}, {}
+  for path, leaf in jax.tree_util.tree_flatten_with_path(params)[0]:
+    name = update_lib.param_path(path)
+    (head if name in ("value_head", "value_bias") else rest)[name] = np.asarray(leaf)
+  return head, rest
+
+
+def test_shared_value_head_trains_alone_in_the_critic_warm_up_and_only_with_returns():
+  """model.value_head = "shared": a critic-only step (the warm-up, extra critic steps) trains the
+  head alone with the critic optimiser, the trunk stays the policy's; a policy step without
+  critic targets (a critic-free estimator) leaves the head where it is instead of regressing it
+  onto zero returns; a step of both trains the head inside the policy loss, as before."""
+  import optax
+
+  policy, _ = _models("shared")
+  policy.value_bias.set_value(jnp.float32(1.0))  # V = 1 everywhere: zero returns would pull it down
+  batch = _batch()
+  batch["returns"] = np.zeros_like(batch["returns"])
+  settings = update_lib.UpdateSettings(value_head="shared", micro_batch_size=4, value_clip=10.0)
+  pg, pstate = nnx.split(policy, nnx.Param)
+  tx = optax.sgd(0.1)
+  head_tx = update_lib.value_head_optimizer(tx)
+  step = update_lib.make_update_step(pg, None, tx, head_tx, settings)
+  jb = {k: jnp.asarray(v) for k, v in batch.items()}
+  before_head, before_rest = _head_and_rest(pstate)
+
+  def run(train_policy, train_critic):
+    state = update_lib.TrainState(step=jnp.zeros((), jnp.int32), policy=pstate, policy_opt=tx.init(pstate),
+                                  critic=None, critic_opt=head_tx.init(pstate))
+    new_state, metrics = step(jax.tree.map(jnp.copy, state), jb, _scalars(batch), train_policy, train_critic)
+    return (*_head_and_rest(new_state.policy), metrics)
+
+  head, rest, metrics = run(False, True)  # the critic's warm-up
+  assert float(metrics["critic/value_loss"]) > 0 and "actor/loss" not in metrics
+  assert float(head["value_bias"]) < 1.0  # moved towards the returns
+  for name, value in rest.items():
+    np.testing.assert_array_equal(value, before_rest[name], err_msg=name)
+  head, rest, metrics = run(True, False)  # a critic-free estimator: no value targets
+  assert "critic/value_loss" not in metrics
+  for name, value in head.items():
+    np.testing.assert_array_equal(value, before_head[name], err_msg=name)
+  assert any(not np.array_equal(value, before_rest[name]) for name, value in rest.items())
+  head, _, metrics = run(True, True)
+  assert "critic/value_loss" in metrics and float(head["value_bias"]) < 1.0
+
+
+def test_policy_mask_takes_error_masked_rows_out_of_the_policy_loss_and_its_counts():
+  """`policy_mask` (algo.error_masking) with its own counts: the policy's update and metrics are
+  those of the batch without the masked row, as if it had not been sampled; the critic still
+  trains on every action token."""
+  policy, critic = _models("separate")
+  batch = _batch(B=4)
+  kept = batch["mask"].copy()
+  kept[3] = 0.0  # the failed episode after its error
+  masked = dict(batch, policy_mask=kept)
+  scalars = dict(_scalars(batch), policy_num_tokens=jnp.float32(kept.sum()),
+                 policy_num_sequences=jnp.float32((kept.sum(1) > 0).sum()))
+  without = {k: v[:3] for k, v in batch.items()}
+  settings = update_lib.UpdateSettings(micro_batch_size=1, entropy_coef=0.01, kl_in_loss=True)
+  got_state, got = _sgd_update(policy, critic, settings, masked, scalars)
+  want_state, want = _sgd_update(policy, critic, settings, without, _scalars(without))
+  for key in want:
+    if key.startswith("actor/"):
+      assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), key
+  jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=2e-6), got_state.policy,
+               want_state.policy)
+  _, full = _sgd_update(policy, critic, settings, batch, _scalars(batch))
+  assert got["critic/value_loss"] == pytest.approx(full["critic/value_loss"], rel=1e-5)

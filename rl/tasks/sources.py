@@ -29,11 +29,8 @@ def _tasks_config(config: Any) -> Any:
 def sandbox_config_from(config: Any) -> Any:
   """A sandbox.SandboxConfig from `config.sandbox` (fields SandboxConfig does not know are ignored)."""
   from sandbox import FaultInjection, SandboxConfig  # pylint: disable=import-outside-toplevel
-  section = getattr(config, "sandbox", None)
-  if section is None:
-    return SandboxConfig()
   # Verifying tasks is preparation, not an episode: injected faults would only drop tasks.
-  return SandboxConfig.from_mapping(section).replace(fault_injection=FaultInjection())
+  return SandboxConfig.from_mapping(config.sandbox).replace(fault_injection=FaultInjection())
 
 
 @TASK_SOURCES.register("synthetic")
@@ -42,16 +39,16 @@ def synthetic_source(config: Any, workdir: str | os.PathLike, arg: str | None = 
   """Generated bug-fix tasks, cached under config.tasks.root (default <workdir>/tasks/synthetic).
 
   Regenerates only when the seed, count, renames, tier weights or library changed. Verification uses the
-  sandbox; config.tasks.verify_with = "subprocess" (if set) runs it without isolation.
+  sandbox; config.tasks.verify_with = "subprocess" runs it without isolation.
   """
   from rl.tasks.synthetic.generator import parse_tier_weights  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
-  root = pathlib.Path(arg or t.get("root", "") or pathlib.Path(workdir) / "tasks" / "synthetic")
+  root = pathlib.Path(arg or t.root or pathlib.Path(workdir) / "tasks" / "synthetic")
   try:
-    tier_weights = parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
+    tier_weights = parse_tier_weights(str(t.synthetic_tiers))
   except ValueError as e:
     raise ValueError(f"config.tasks.synthetic_tiers: {e}") from None
-  return _generate_synthetic(config, root, int(t.get("num_synthetic", 120)), tier_weights, progress=progress)
+  return _generate_synthetic(config, root, int(t.num_synthetic), tier_weights, progress=progress)
 
 
 @TASK_SOURCES.register("synthetic_heldout")
@@ -65,13 +62,13 @@ def synthetic_heldout_source(config: Any, workdir: str | os.PathLike, arg: str |
   """
   from rl.tasks.synthetic.generator import parse_tier_weights  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
-  num = int(t.get("eval_num_synthetic", 0) or 0)
+  num = int(t.eval_num_synthetic)
   if num <= 0:
     raise ValueError("the synthetic_heldout task source needs config.tasks.eval_num_synthetic > 0")
   root = pathlib.Path(arg or pathlib.Path(workdir) / "tasks" / "synthetic_heldout")
-  difficulty = str(t.get("difficulty", "") or "")
+  difficulty = str(t.difficulty)
   # Only the evaluated tier when config.tasks.difficulty names one (the rest would go unused).
-  tier_weights = {difficulty: 1.0} if difficulty else parse_tier_weights(str(t.get("synthetic_tiers", "") or ""))
+  tier_weights = {difficulty: 1.0} if difficulty else parse_tier_weights(str(t.synthetic_tiers))
   return _generate_synthetic(config, root, num, tier_weights, split="heldout", progress=progress)
 
 
@@ -80,14 +77,14 @@ def _generate_synthetic(config: Any, root: pathlib.Path, num: int, tier_weights:
   """`cached_or_generate` with the seed, renames, library, grader and workers of the config."""
   from rl.tasks.synthetic.generator import LIBRARIES, cached_or_generate  # pylint: disable=import-outside-toplevel
   t = _tasks_config(config)
-  library = str(t.get("synthetic_library", "core") or "core")
+  library = str(t.synthetic_library)
   if library not in LIBRARIES:
     raise ValueError(f"config.tasks.synthetic_library: unknown library {library!r}; known: {', '.join(LIBRARIES)}")
-  grader = t.get("verify_with", "sandbox")
-  workers = min(int(getattr(getattr(config, "sandbox", None), "max_concurrency", 2) or 2), os.cpu_count() or 2)
-  return cached_or_generate(root, num_tasks=num, seed=int(t.get("synthetic_seed", 0)), grader=grader,
+  grader = t.verify_with
+  workers = min(int(config.sandbox.max_concurrency), os.cpu_count() or 2)
+  return cached_or_generate(root, num_tasks=num, seed=int(t.synthetic_seed), grader=grader,
                             sandbox_config=sandbox_config_from(config) if grader == "sandbox" else None,
-                            renames=int(t.get("synthetic_renames", 0) or 0), tier_weights=tier_weights,
+                            renames=int(t.synthetic_renames), tier_weights=tier_weights,
                             library=library, split=split, workers=workers, progress=progress)
 
 
@@ -96,7 +93,7 @@ def dir_source(config: Any, workdir: str | os.PathLike, arg: str | None = None) 
   """Every task under a root directory (arg, else config.tasks.root)."""
   del workdir
   t = _tasks_config(config)
-  root = arg or t.get("root", "")
+  root = arg or t.root
   if not root:
     raise TaskError("task source 'dir' needs a root: set config.tasks.root or use 'dir:/path/to/root'")
   return load_task_root(root)
@@ -196,7 +193,7 @@ def load_tasks(config: Any, workdir: str | os.PathLike, field: str = "sources", 
   `progress` goes to the sources that accept it (those that generate tasks)."""
   t = _tasks_config(config)
   loaded = []
-  for entry in (t.get(field, ()) if hasattr(t, "get") else getattr(t, field, ())):
+  for entry in getattr(t, field):
     if isinstance(entry, str):
       name, weight = entry, 1.0
     else:

@@ -22,11 +22,10 @@ def mle_task_source(config: Any, workdir: str | os.PathLike, arg: str | None = N
   from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
 
   tasks_cfg = config.tasks if hasattr(config, "tasks") else config
-  get = tasks_cfg.get if hasattr(tasks_cfg, "get") else lambda k, d=None: getattr(tasks_cfg, k, d)
-  root = pathlib.Path(get("mle_root", "") or pathlib.Path(workdir) / "tasks" / "mle")
-  variants = int(get("mle_variants", 1) or 1)
+  root = pathlib.Path(tasks_cfg.mle_root or pathlib.Path(workdir) / "tasks" / "mle")
+  variants = int(tasks_cfg.mle_variants)
   if not (root / "manifest.jsonl").is_file():
-    make_mle_tasks(root, seed=int(get("synthetic_seed", 0) or 0), variants=variants, run_references=False)
+    make_mle_tasks(root, seed=int(tasks_cfg.synthetic_seed), variants=variants, run_references=False)
   tasks = load_task_root(root)
   if arg:
     wanted = {a.strip() for a in str(arg).split(",") if a.strip()}
