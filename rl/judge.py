@@ -8,9 +8,9 @@ returns a cheat probability and a reason. Backends (rl.registry.JUDGES): `none`,
 
     judge = make_judge(config.antihack)
     verdict = judge.score(JudgeInput.from_record(record, statement=task.statement, final_diff=diff))
-    queue = JudgeQueue(judge)               # async: score while the next rollouts run
+    queue = JudgeQueue(judge)               # async: score in background threads
     queue.submit(episode_key, judge_input)
-    late = queue.resolve_all()              # before the update: {episode_key: JudgeVerdict}
+    late = queue.resolve([episode_key])     # before the update: {episode_key: JudgeVerdict}
 """
 
 from __future__ import annotations
@@ -473,12 +473,13 @@ def make_judge(antihack_config: Any) -> Judge:
 
 
 class JudgeQueue:
-  """Asynchronous judging: verdicts arrive while the next rollouts run.
+  """Asynchronous judging: verdicts are scored in background threads.
 
-  The trainer submits each finished episode, keeps training data and rewards as they
-  are, and calls `resolve_all()` before the gradient update: it blocks until every
-  submitted verdict is in and returns them, so a late verdict still removes or corrects
-  its sample (via rl.rewards.synthesize) before it reaches an update.
+  With `antihack.judge_async` the rollout's Evaluator submits each episode as soon as it is
+  graded (the rest of the rollout and the trainer's scoring pass run meanwhile), and the
+  trainer calls `resolve(keys)` for the episodes of an update before its estimators: it
+  blocks until those verdicts are in, so a late verdict still corrects (rl.rewards.synthesize
+  again, with the judge's verdict) or removes its sample before it reaches the gradient.
   """
 
   def __init__(self, judge: Judge, max_workers: int | None = None):
@@ -516,7 +517,21 @@ class JudgeQueue:
     so no sample ever skips the judge silently.
     """
     with self._lock:
-      pending, self._pending = self._pending, {}
+      keys = list(self._pending)
+    return self.resolve(keys, timeout)
+
+  def resolve(self, keys: Iterable[Any], timeout: float | None = None) -> dict[Any, JudgeVerdict]:
+    """`resolve_all` for exactly `keys` (the episodes of one update); others stay queued.
+
+    A key that was never submitted (or was already resolved) raises KeyError: a sample
+    whose verdict went missing must not pass as judged.
+    """
+    with self._lock:
+      keys = list(keys)
+      missing = [k for k in keys if k not in self._pending]
+      if missing:
+        raise KeyError(f"no pending verdict for judge key(s) {missing[:5]!r}")
+      pending = {k: self._pending.pop(k) for k in keys}
     concurrent.futures.wait(list(pending.values()), timeout=timeout)
     out = {}
     for key, future in pending.items():

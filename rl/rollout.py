@@ -12,6 +12,7 @@ import collections
 import concurrent.futures as futures
 import dataclasses
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -61,6 +62,23 @@ class Episode:
   # outcome (success or failure, timeouts and crashes of the agent's own code included) is the
   # policy's. The record's `infra_failure` field holds the same value.
   infra_failure: InfraFailure | None = None
+  # antihack.judge_async: the judge's verdict is still out. Until `Evaluator.resolve_judge`
+  # applies it, reward, success and record lack the judge stage; nothing may train on it.
+  pending_judge: "PendingJudge | None" = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PendingJudge:
+  """What reward synthesis needs once an asynchronous verdict arrives (antihack.judge_async).
+
+  Holding the inputs of `rl.rewards.synthesize` rather than its output lets the late verdict
+  be folded in exactly as the synchronous judge's is, so both paths give the same rewards.
+  """
+  key: int  # the episode's key in the Evaluator's JudgeQueue
+  raw_reward: float  # the scheme's reward before any verdict
+  verdicts: tuple[Any, ...]  # the rule stages' verdicts (rl.antihack.Verdict)
+  turn_rewards: tuple[float, ...]  # per-turn rewards before synthesis
+  passed: bool  # every hidden test passed
 
 
 def infra_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
@@ -71,6 +89,18 @@ def infra_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
          "infra/failed_fraction": failed / len(episodes) if episodes else 0.0}
   for cause in INFRA_FAILURES:
     out[f"infra/failed_{cause}"] = float(causes.count(cause))
+  return out
+
+
+def verdict_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+  """The rollout metrics a late (asynchronous) judge verdict can change: reward, success,
+  flag rate and the infrastructure failures; recomputed once the verdicts are in."""
+  if not episodes:
+    return infra_metrics(episodes)
+  out = {"rollout/reward_mean": float(np.mean([e.final_reward for e in episodes])),
+         "rollout/success_rate": float(np.mean([e.success for e in episodes])),
+         "antihack/flag_rate": float(np.mean([bool(e.record["hack"]["flagged"]) for e in episodes]))}
+  out.update(infra_metrics(episodes))
   return out
 
 
@@ -177,7 +207,7 @@ class Evaluator:
   """
 
   def __init__(self, config: Any, *, sandbox_config: Any = None,
-               grade_fn: Callable[..., Any] | None = None):
+               grade_fn: Callable[..., Any] | None = None, judge_async: bool = False):
     from rl import antihack, rewards  # pylint: disable=import-outside-toplevel
     import rl.antihack.diff  # noqa: F401  # pylint: disable=import-outside-toplevel
     self.config = config
@@ -188,6 +218,14 @@ class Evaluator:
     self.rule_engine = (None if str(config.antihack.rules) == "none"
                         else antihack.RuleEngine.from_config(config.antihack))
     self.judge = self._make_judge()
+    # judge_async (the engine passes antihack.judge_async): verdicts are scored in background
+    # threads while the rollout and the trainer's scoring pass go on, and `resolve_judge`
+    # collects them before an update. One-shot users (grade, replay) judge synchronously.
+    self.judge_queue = None
+    if self.judge is not None and judge_async:
+      from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
+      self.judge_queue = judge_lib.JudgeQueue(self.judge)
+    self._judge_keys = itertools.count()
     self.scheme = rewards.make_reward_scheme(config.reward)
     self._antihack = antihack
     self._rewards = rewards
@@ -201,9 +239,7 @@ class Evaluator:
     self._expected_lock = threading.Lock()
 
   def _make_judge(self) -> Any:
-    # Asynchronous judging is the trainer's (rl.judge.JudgeQueue over the finished records);
-    # here the judge runs synchronously in the grading worker.
-    if str(self.config.antihack.judge) == "none" or bool(self.config.antihack.judge_async):
+    if str(self.config.antihack.judge) == "none":
       return None
     from rl import judge as judge_lib  # pylint: disable=import-outside-toplevel
     return judge_lib.make_judge(self.config.antihack)
@@ -305,6 +341,7 @@ class Evaluator:
     """
     verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
     infra_failure = None
+    pending_key = None
     report = None
     reward_context: dict[str, Any] = {"final_run_index": 0}
     solution = None
@@ -333,12 +370,21 @@ class Evaluator:
             execution_log=judge_lib.redact_hidden_tests(
                 str((report.get("log") if isinstance(report, Mapping) else getattr(report, "log", ""))
                     or ""), str(task.tests_dir)))
-        judged = self.judge.score(judge_input)
-        verdicts.append(judged.to_verdict())
-        # Unjudged, yet passed ("pass"): the reward is not vetted, so it must not train.
-        if judged.error is not None and not judged.flagged:
-          infra_failure = "judge"
+        if self.judge_queue is not None:
+          pending_key = next(self._judge_keys)  # itertools.count: atomic under the GIL
+          self.judge_queue.submit(pending_key, judge_input)
+        else:
+          judged = self.judge.score(judge_input)
+          verdicts.append(judged.to_verdict())
+          # Unjudged, yet passed ("pass"): the reward is not vetted, so it must not train.
+          if judged.error is not None and not judged.flagged:
+            infra_failure = "judge"
     raw = self.scheme.final(report, reward_context) if report is not None else self.no_gain_reward
+    pending = None
+    if pending_key is not None:
+      pending = PendingJudge(key=pending_key, raw_reward=float(raw), verdicts=tuple(verdicts),
+                             turn_rewards=tuple(float(r) for r in turn_rewards),
+                             passed=bool(report is not None and self._rewards.all_passed(report)))
     out = self._rewards.synthesize(raw, verdicts, no_gain_reward=self.no_gain_reward,
                                    turn_rewards=turn_rewards)
     passed = bool(report is not None and self._rewards.all_passed(report))
@@ -352,7 +398,49 @@ class Evaluator:
     return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
             "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
             "report": report, "infra_failure": infra_failure, **({"mle": mle} if mle else {}),
-            **({"solution": solution} if solution else {})}
+            **({"solution": solution} if solution else {}), **({"pending_judge": pending} if pending else {})}
+
+  def resolve_judge(self, episodes: Sequence[Episode], timeout: float | None = None) -> dict[str, float]:
+    """Waits for the asynchronous verdicts of exactly `episodes` and applies them in place.
+
+    Each episode's reward, per-turn rewards, success, `hack` and `infra_failure` (and the same
+    fields of its record) become what the synchronous judge would have given: the verdicts
+    are synthesised again with the judge's. A judge error follows `judge_on_error` as there:
+    "flag" flags, "pass" marks an infrastructure failure ("judge"), left out of the losses.
+    No overall `timeout` by default: each request is bounded by the backend's own timeout and
+    retries (judge_timeout_s, judge_max_retries). Returns the `judge/*` metrics.
+    """
+    todo = [e for e in episodes if e.pending_judge is not None]
+    if self.judge_queue is None or not todo:
+      return {}
+    t0 = time.perf_counter()
+    verdicts = self.judge_queue.resolve([e.pending_judge.key for e in todo], timeout=timeout)
+    wait_s = time.perf_counter() - t0
+    flagged = errors = 0
+    for e in todo:
+      pending, judged = e.pending_judge, verdicts[e.pending_judge.key]
+      out = self._rewards.synthesize(pending.raw_reward, [*pending.verdicts, judged.to_verdict()],
+                                     no_gain_reward=self.no_gain_reward, turn_rewards=pending.turn_rewards)
+      turn_rewards = list(out.turn_rewards)
+      if len(turn_rewards) != len(e.turn_ends):  # as RolloutEngine._finish
+        turn_rewards = [0.0] * len(e.turn_ends)
+      e.final_reward, e.success = float(out.reward), pending.passed and not out.flagged
+      e.turn_rewards = turn_rewards
+      if judged.error is not None and not judged.flagged and e.infra_failure is None:
+        e.infra_failure = "judge"
+      flagged += int(judged.flagged)
+      errors += int(judged.error is not None)
+      for step, r in zip(e.record.get("steps") or (), turn_rewards):
+        step["reward"] = float(r)
+      e.record.update(final_reward=e.final_reward, success=e.success, hack=out.hack,
+                      infra_failure=e.infra_failure)
+      e.pending_judge = None
+    return {"judge/resolved": float(len(todo)), "judge/flagged": float(flagged),
+            "judge/errors": float(errors), "judge/wait_s": wait_s}
+
+  def close(self) -> None:
+    if self.judge_queue is not None:
+      self.judge_queue.close()
 
   def _keep_solution(self, task: Any) -> bool:
     """Final programs go into the record for MLE tasks and whenever self-improvement is on."""
@@ -441,7 +529,8 @@ class RolloutEngine:
     self.policy = policy
     self.renderer = renderer
     self.limits = limits or AgentLimits.from_config(config)
-    self.evaluator = evaluator or Evaluator(config)
+    self.evaluator = evaluator or Evaluator(
+        config, judge_async=bool(config.antihack.get("judge_async", False)))
     self.open_session = open_session or default_open_session
     self.writer = writer
     self.model_info = dict(model_info or {"checkpoint": "", "step": 0})
@@ -450,6 +539,10 @@ class RolloutEngine:
     self._base_hashes: dict[str, str] = {}
     self._next_id = 0
     self.on_episode_end: Callable[[], None] | None = None
+    # antihack.judge_async: True leaves the verdicts out when `run` returns (the caller
+    # overlaps them with other work and calls `resolve_judge` before training on the
+    # episodes); False resolves them at the end of `run`, so its episodes are final.
+    self.defer_judge = False
 
   def set_model_info(self, checkpoint: str, step: int, temperature: float | None = None) -> None:
     self.model_info = {"checkpoint": checkpoint, "step": int(step)}
@@ -524,8 +617,20 @@ class RolloutEngine:
 
     wall = time.perf_counter() - t0
     episodes = [done[r.id] for r in runs]
+    judge_metrics = {} if self.defer_judge else self.resolve_judge(episodes)
     metrics = self._metrics(episodes, wall, tool_latencies, grade_latencies, batch_sizes)
+    metrics.update(judge_metrics)
     return episodes, metrics
+
+  def resolve_judge(self, episodes: Sequence[Episode]) -> dict[str, float]:
+    """Applies the asynchronous judge's verdicts to `episodes` (`Evaluator.resolve_judge`)
+    and logs their records, which wait for the verdict; returns the `judge/*` metrics."""
+    pending = [e for e in episodes if e.pending_judge is not None]
+    metrics = self.evaluator.resolve_judge(pending)
+    if self.writer is not None:
+      for e in pending:
+        self.writer.write(e.record)
+    return metrics
 
   def _loop(self, runs: list[_Run], by_id: dict[int, _Run], done: dict[int, Episode],
             ready: collections.deque, pending: dict, submit: Callable[..., None], waiting_tool: int,
@@ -818,14 +923,16 @@ class RolloutEngine:
         **({"grade_cached": True} if cached else {}),
         **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
     }
-    if self.writer is not None:
+    pending_judge = outcome.get("pending_judge")
+    if self.writer is not None and pending_judge is None:  # else logged once its verdict is in
       self.writer.write(record)
     return Episode(task_id=run.task.id, group_id=run.group_id, tokens=run.tokens,
                    action_mask=run.mask, sampler_logprobs=run.logprobs, turn_ends=run.turn_ends,
                    turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),
                    success=bool(success), terminated=record["terminated"], truncated=truncated,
                    duration_s=duration, exec_time_s=run.exec_time_s, record=record,
-                   turn_errors=list(run.turn_errors), infra_failure=infra_failure)
+                   turn_errors=list(run.turn_errors), infra_failure=infra_failure,
+                   pending_judge=pending_judge)
 
   def _base_hash(self, task: Any) -> str:
     key = f"{task.id}@{task.version}"
@@ -843,12 +950,9 @@ class RolloutEngine:
     m: dict[str, float] = {
         "rollout/episodes": float(len(episodes)),
         "rollout/wall_s": wall,
-        "rollout/reward_mean": float(np.mean([e.final_reward for e in episodes])),
-        "rollout/success_rate": float(np.mean([e.success for e in episodes])),
         "rollout/turns_mean": float(np.mean([len(e.turn_ends) for e in episodes])),
         "rollout/tokens_mean": float(np.mean([len(e.tokens) for e in episodes])),
         "rollout/action_tokens_mean": float(np.mean([sum(e.action_mask) for e in episodes])),
-        "antihack/flag_rate": float(np.mean([bool(e.record["hack"]["flagged"]) for e in episodes])),
         # Episodes whose final workspace had been graded before (sandbox.grading.GradeCache).
         "rollout/grade_cached_frac": float(np.mean([bool(e.record.get("grade_cached")) for e in episodes])),
         "rollout/policy_calls": float(len(batch_sizes)),
@@ -870,7 +974,7 @@ class RolloutEngine:
         m[f"perf/{name}_p90_s"] = float(np.percentile(values, 90))
     for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
       m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
-    m.update(infra_metrics(episodes))
+    m.update(verdict_metrics(episodes))
     return m
 
 

@@ -693,6 +693,28 @@ class Trainer:
         update_metrics.append(jax.tree.map(float, m))
     return update_metrics
 
+  def _batch_and_score(self, episodes: Sequence, temperature: float) -> tuple:
+    """The padded update batch of `episodes`, its grammar states, the scoring pass's outputs and
+    its metrics. Rewards are not read here, so the pass may run before the judge's verdicts."""
+    c = self.config
+    batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
+                                                      pad_multiple=c.trainer.pad_multiple,
+                                                      room=self._bootstrap_room()))
+    metrics: dict[str, float] = {}
+    grammar_states = None
+    if self.grammar is not None:  # each action token's state: the update scores the masked softmax
+      grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
+      metrics["rollout/off_grammar_tokens"] = float(off)
+    with self.display.phase("score", quiet=True):
+      scored = self._score(batch, temperature, grammar_states, room=self._bootstrap_room())
+    return batch, grammar_states, scored, metrics
+
+  def _bootstrap_room(self) -> int:
+    """GAE's truncation bootstrap reads the value of the state after a cut row's last token: the
+    batch and its scoring then keep one more position."""
+    c = self.config
+    return int(c.algo.truncation == "bootstrap" and c.algo.advantage_estimator == "gae")
+
   def train_iteration(self) -> dict:
     c = self.config
     it = self.iteration
@@ -702,34 +724,55 @@ class Trainer:
     tasks = self.with_improve_prompts(self.sample_tasks(it), it)
     self._set_policy(temperature, seed=c.seed * 100_003 + it)
     self.engine.set_model_info(str(self.workdir), it, temperature)
-    with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size, quiet=True):
-      episodes, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
+    # antihack.judge_async: the engine leaves the judge's verdicts out; they are scored in the
+    # background during the scoring pass below and resolved before the estimators.
+    self.engine.defer_judge = True
+    try:
+      with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size, quiet=True):
+        rollout, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
+    finally:
+      self.engine.defer_judge = False
     timings["time/rollout_s"] = time.perf_counter() - t0
-    sample_tokens = sum(sum(e.action_mask) for e in episodes)
-    self.record_solutions(episodes, it)
-    # An infrastructure failure is not the policy's outcome, and an episode without an action
-    # token has nothing to train: neither reaches the estimators, the group baselines or the
-    # losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count them (infra/*).
-    outcomes = [e for e in episodes if e.infra_failure is None]
-    episodes = [e for e in outcomes if any(e.action_mask)]
+    sample_tokens = sum(sum(e.action_mask) for e in rollout)
+    pending_judge = any(e.pending_judge is not None for e in rollout)
+
+    def trainable() -> tuple[list, list]:
+      # An infrastructure failure is not the policy's outcome, and an episode without an action
+      # token has nothing to train: neither reaches the estimators, the group baselines or the
+      # losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count them (infra/*).
+      outcomes = [e for e in rollout if e.infra_failure is None]
+      return outcomes, [e for e in outcomes if any(e.action_mask)]
+
+    def resolve_judge() -> None:
+      # Blocks until every verdict of this rollout is in and folds it into rewards, records
+      # and metrics: no sample reaches the update with a reward the judge has not vetted.
+      t = time.perf_counter()
+      judge_metrics = self.engine.resolve_judge(rollout)
+      rollout_metrics.update(self.rollout_lib.verdict_metrics(rollout))
+      rollout_metrics.update(judge_metrics)
+      timings["time/judge_wait_s"] = time.perf_counter() - t
+
+    outcomes, episodes = trainable()
+    t1 = time.perf_counter()
+    if episodes:
+      batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
+    if pending_judge:
+      resolve_judge()
+      scored_episodes, (outcomes, episodes) = episodes, trainable()
+      if episodes and [id(e) for e in episodes] == [id(e) for e in scored_episodes]:
+        # The same rows: the scoring pass stands; the batch is rebuilt for the corrected rewards.
+        batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
+                                                          pad_multiple=c.trainer.pad_multiple,
+                                                          room=self._bootstrap_room()))
+      elif episodes:  # rare: "pass" on a judge error took rows out; score the rest again
+        batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
+    self.record_solutions(rollout, it)
     if not episodes:
       return self._skipped_iteration(outcomes, rollout_metrics, timings, temperature, sample_tokens)
-
-    t1 = time.perf_counter()
-    # GAE's truncation bootstrap reads the value of the state after a cut row's last token: the
-    # batch and its scoring keep one more position.
-    room = int(c.algo.truncation == "bootstrap" and c.algo.advantage_estimator == "gae")
-    batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
-                                                      pad_multiple=c.trainer.pad_multiple, room=room))
     B, T = batch.tokens.shape
     metrics: dict[str, float] = {"train/episodes": float(len(episodes)), "train/update_skipped": 0.0,
-                                 "train/no_action_episodes": float(len(outcomes) - len(episodes))}
-    grammar_states = None
-    if self.grammar is not None:  # each action token's state: the update scores the masked softmax
-      grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
-      metrics["rollout/off_grammar_tokens"] = float(off)
-    with self.display.phase("score", quiet=True):
-      scored = self._score(batch, temperature, grammar_states, room=room)
+                                 "train/no_action_episodes": float(len(outcomes) - len(episodes)),
+                                 **score_metrics}
     mask = batch.action_mask
     token_rewards = batch.turn_rewards.copy()
     if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
@@ -947,6 +990,7 @@ class Trainer:
                                   metrics=self.workdir / "metrics.jsonl")
     self.display.summary(progress_lib.summary_lines(summary, paths, device_peak_mb=device_peak_mb()))
     self.checkpointer.close()
+    self.engine.evaluator.close()
     self.traj_writer.close()
     return summary
 

@@ -199,6 +199,18 @@ def test_queue_timeout_yields_error_verdicts(server_factory):
   queue.close()
 
 
+def test_queue_resolve_waits_for_exactly_the_given_keys():
+  """One update's episodes resolve; later submissions stay queued; an unknown key is an error."""
+  queue = JudgeQueue(make_judge({"judge": "none"}))
+  for key in ("a", "b", "c"):
+    queue.submit(key, episode())
+  assert set(queue.resolve(["a", "c"])) == {"a", "c"}
+  with pytest.raises(KeyError, match="no pending verdict"):
+    queue.resolve(["a"])  # already resolved: never silently unjudged
+  assert set(queue.resolve_all()) == {"b"}
+  queue.close()
+
+
 def test_queue_ready_is_non_blocking():
   judge = make_judge({"judge": "none"})
   queue = JudgeQueue(judge)
