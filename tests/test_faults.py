@@ -49,7 +49,12 @@ class _Session(sandbox.Session):
     return self._closed
 
 
-sandbox.register_backend("fault-test", lambda workspace_dir, config: _Session(config))
+@pytest.fixture(autouse=True)
+def fault_test_backend(monkeypatch):
+  """This module's in-memory backend, registered for its tests only: later modules must see the
+  real backends alone (test_sandbox checks the list of known names)."""
+  monkeypatch.setitem(sandbox._BACKENDS, "fault-test",  # pylint: disable=protected-access
+                      lambda workspace_dir, config: _Session(config))
 
 
 @pytest.fixture(autouse=True)
