@@ -22,6 +22,16 @@ class SandboxPathError(SandboxError, ValueError):
   """A workspace path escapes the workspace (absolute, `..`, or a symlink pointing out)."""
 
 
+def _from_mapping(cls, mapping: Mapping[str, Any] | Any, what: str) -> Any:
+  """`cls(**mapping)` for a dataclass, with unknown keys named in one error."""
+  items = dict(mapping.items()) if hasattr(mapping, "items") else dict(mapping)
+  known = {f.name for f in dataclasses.fields(cls)}
+  unknown = sorted(set(items) - known)
+  if unknown:
+    raise ValueError(f"unknown {what} {unknown}; known: {sorted(known)}")
+  return cls(**items)
+
+
 @dataclasses.dataclass(frozen=True)
 class FaultInjection:
   """Failures made on purpose (sandbox.faults), to test how a run survives a flaky sandbox.
@@ -48,12 +58,7 @@ class FaultInjection:
 
   @classmethod
   def from_mapping(cls, mapping: Mapping[str, Any] | Any) -> "FaultInjection":
-    items = dict(mapping.items()) if hasattr(mapping, "items") else dict(mapping)
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(items) - known)
-    if unknown:
-      raise ValueError(f"unknown sandbox.fault_injection fields {unknown}; known: {sorted(known)}")
-    return cls(**items)
+    return _from_mapping(cls, mapping, "sandbox.fault_injection fields")
 
 
 NO_FAULTS = FaultInjection()
@@ -109,12 +114,7 @@ class SandboxConfig:
   @classmethod
   def from_mapping(cls, mapping: Mapping[str, Any] | Any) -> "SandboxConfig":
     """Builds a config from `config.sandbox` (a ConfigDict or dict); unknown keys are errors."""
-    items = dict(mapping.items()) if hasattr(mapping, "items") else dict(mapping)
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(items) - known)
-    if unknown:
-      raise ValueError(f"unknown sandbox config fields {unknown}; known: {sorted(known)}")
-    return cls(**items)
+    return _from_mapping(cls, mapping, "sandbox config fields")
 
   def replace(self, **changes: Any) -> "SandboxConfig":
     return dataclasses.replace(self, **changes)
