@@ -51,7 +51,7 @@ def build_from_config(config, *, mesh=None, rules=None, seed: int | None = None)
                                eos_token_id=tokenizer.eos_token_id,
                                pad_token_id=tokenizer.pad_token_id)
     if mesh is not None:
-      from rl.sharding import DEFAULT_RULES, create_sharded_model
+      from rl.parallel import DEFAULT_RULES, create_sharded_model
       policy = create_sharded_model(model_config, mesh, rules or DEFAULT_RULES, seed=seed)
     else:
       policy = init_model(model_config, seed)
@@ -60,6 +60,6 @@ def build_from_config(config, *, mesh=None, rules=None, seed: int | None = None)
     critic = make_critic(policy.config.replace(value_head="none"), seed=seed + 1)
     copy_trunk(policy, critic)
     if mesh is not None:
-      from rl.sharding import DEFAULT_RULES, shard_model
+      from rl.parallel import DEFAULT_RULES, shard_model
       shard_model(critic, mesh, rules or DEFAULT_RULES)
   return policy, critic, tokenizer

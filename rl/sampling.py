@@ -250,7 +250,8 @@ class Sampler:
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
                stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
                overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None,
-               min_chunk: int = 16, grammar: Any = None, ragged_prefill: bool = True):
+               min_chunk: int = 16, grammar: Any = None, ragged_prefill: bool = True,
+               mesh: Any = None, rules: Any = None):
     if overflow not in OVERFLOW_MODES:
       raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
     if max_cache_len < 2:
@@ -263,6 +264,10 @@ class Sampler:
     self.cache_dtype = cache_dtype
     self.min_chunk = int(min_chunk)
     self.ragged_prefill = bool(ragged_prefill)
+    # On a mesh the weights stay sharded as they are (tensor parallel over `tensor`, FSDP's
+    # shards gathered per layer by XLA) and the cache is split like the rows: nothing is ever
+    # gathered onto one device.
+    self.mesh, self.rules = mesh, rules
     self.grammar_table = None if grammar is None else jnp.asarray(grammar.table)  # [S, V] on device
     self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
@@ -291,6 +296,13 @@ class Sampler:
 
   def new_conversations(self, batch_size: int) -> Conversations:
     cache = KVCache.create(self.config, batch_size, self.max_cache_len, self.cache_dtype)
+    if self.mesh is not None:
+      from rl import parallel
+      kv = parallel.kv_cache_sharding(self.mesh, self.rules, batch_size, self.config.num_kv_heads)
+      rows = parallel.rows_sharding(self.mesh, self.rules, 1, rows=batch_size)
+      cache = KVCache(keys=tuple(jax.device_put(k, kv) for k in cache.keys),
+                      values=tuple(jax.device_put(v, kv) for v in cache.values),
+                      lengths=jax.device_put(cache.lengths, rows))
     return Conversations(cache=cache, lengths=np.zeros(batch_size, np.int64),
                          pending=[[] for _ in range(batch_size)],
                          history=[[] for _ in range(batch_size)])

@@ -37,6 +37,7 @@ from rl import duration as duration_lib
 from rl import evaluation
 from rl import losses as losses_lib
 from rl import model as model_lib
+from rl import parallel
 from rl import progress as progress_lib
 from rl import update as update_lib
 from rl.metrics import MetricWriter, read_metrics
@@ -120,15 +121,27 @@ class KLController:
     self.coef = float(state["coef"])
 
 
-def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int):
-  """Policy (+ separate critic) as NNX modules: from an HF directory or a built-in preset."""
+def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int,
+                 mesh=None, rules=None):
+  """Policy (+ separate critic) as NNX modules: from an HF directory or a built-in preset. With a
+  `mesh`, every weight is born sharded by `rules` (a checkpoint is read shard by shard): no
+  device ever holds a whole copy."""
+  from rl import parallel
+
   shared = config.model.value_head == "shared"
+
+  def init(cfg, seed, lm_head=True):
+    if mesh is None:
+      return model_lib.init_model(cfg, seed=seed, lm_head=lm_head)
+    return parallel.create_sharded_model(cfg, mesh, rules, seed=seed, lm_head=lm_head)
+
   if config.model.hf_checkpoint:
     loaded = model_lib.load_hf_checkpoint(config.model.hf_checkpoint,
-                                          dtype=model_lib.as_dtype(config.model.param_dtype))
+                                          dtype=model_lib.as_dtype(config.model.param_dtype),
+                                          mesh=mesh, rules=rules)
     cfg = loaded.config.replace(value_head="shared" if shared else "none", remat=config.model.remat,
                                 dtype=config.model.dtype, attention=config.model.attention)
-    policy = model_lib.init_model(cfg, seed=config.seed)
+    policy = init(cfg, config.seed)
     src = dict(nnx.to_flat_state(nnx.state(loaded, nnx.Param)))
     nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
   else:
@@ -139,10 +152,13 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
                                 remat=config.model.remat, dtype=config.model.dtype,
                                 param_dtype=config.model.param_dtype,
                                 attention=config.model.attention)
-    policy = model_lib.init_model(cfg, seed=config.seed)
+    policy = init(cfg, config.seed)
   critic = None
   if not shared:
-    critic = model_lib.make_critic(cfg, seed=config.seed + 1)
+    if mesh is None:
+      critic = model_lib.make_critic(cfg, seed=config.seed + 1)
+    else:  # make_critic's weights, born sharded
+      critic = init(cfg.replace(value_head="shared"), config.seed + 1, lm_head=False)
     model_lib.copy_trunk(policy, critic)
   return cfg, policy, critic
 
@@ -159,7 +175,15 @@ def resolve_init_from(path: str | Path) -> Path:
 
 
 def _copy(tree):
-  return jax.tree.map(lambda x: jnp.array(x, copy=True), tree)
+  return jax.tree.map(lambda x: jnp.array(x, copy=True), tree)  # keeps each array's sharding
+
+
+def _to_host(x: jax.Array) -> np.ndarray:
+  """A jitted output as one host array, gathered from every process where it spans several."""
+  if x.is_fully_addressable:
+    return np.asarray(x)
+  from jax.experimental import multihost_utils
+  return np.asarray(multihost_utils.process_allgather(x, tiled=True))
 
 
 class Trainer:
@@ -181,39 +205,42 @@ class Trainer:
     self.renderer = agent_lib.ChatRenderer.from_config(self.tokenizer, config)
     self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
     eos_id = self.renderer.end_of_turn_ids[-1]
-    cfg, policy, critic = build_models(config, len(self.tokenizer), eos_id, self.pad_id)
+    # Several devices (across processes): one mesh, every array of the train state laid out by
+    # the config's logical rules (FSDP over `fsdp`, tensor parallelism over `tensor`), mini-batch
+    # rows over the batch axes. One device: no shardings, no transfers.
+    self.mesh = self.rules = None
+    if jax.device_count() > 1:
+      self.mesh, self.rules = parallel.mesh_from_config(config)
+    cfg, policy, critic = build_models(config, len(self.tokenizer), eos_id, self.pad_id,
+                                       mesh=self.mesh, rules=self.rules)
     self.model_config = cfg
     self.policy_graphdef, policy_state = nnx.split(policy, nnx.Param)
     self.critic_graphdef, critic_state = (None, None) if critic is None else nnx.split(critic, nnx.Param)
+    del policy, critic  # the states hold the weights now
     self.settings = update_lib.UpdateSettings.from_config(config)
     policy_steps, critic_steps = self._schedule_steps()
-    o = config.optim
-    self.policy_tx = update_lib.make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=policy_steps,
-                                               warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip, eps=o.policy_adam_eps, b2=o.adam_b2,
-                                               kind=o.policy_optimizer, trainable=o.policy_trainable)
-    self.critic_tx = update_lib.make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=critic_steps,
-                                               warmup_steps=o.warmup_steps, weight_decay=o.weight_decay,
-                                               grad_clip=o.grad_clip, b2=o.adam_b2)
-    if critic_state is None:  # a shared head: the critic's own steps train the head alone
-      self.critic_tx = update_lib.value_head_optimizer(self.critic_tx)
+    self.policy_tx, self.critic_tx = update_lib.optimizers_from_config(config, policy_steps, critic_steps)
+    critic_params = policy_state if critic_state is None else critic_state  # what critic_tx steps
+    self.state_sharding = self.policy_sharding = None
+    if self.mesh is None:
+      policy_opt, critic_opt = self.policy_tx.init(policy_state), self.critic_tx.init(critic_params)
+    else:  # the optimizer states are born with their parameters' shardings, too
+      self.state_sharding = update_lib.train_state_shardings(policy_state, critic_state, self.policy_tx,
+                                                             self.critic_tx, self.mesh, self.rules)
+      self.policy_sharding = self.state_sharding.policy
+      policy_opt = jax.jit(self.policy_tx.init, out_shardings=self.state_sharding.policy_opt)(policy_state)
+      critic_opt = jax.jit(self.critic_tx.init, out_shardings=self.state_sharding.critic_opt)(critic_params)
     self.state = _copy(update_lib.TrainState(
-        step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=self.policy_tx.init(policy_state),
-        critic=critic_state, critic_opt=self.critic_tx.init(policy_state if critic_state is None else critic_state)))
+        step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=policy_opt,
+        critic=critic_state, critic_opt=critic_opt))
     self.ref_params = None
-    # Data parallelism over every device (across processes): state replicated, each update's
-    # mini-batch split along the mesh's batch axes. One device: no shardings, no transfers.
-    self.mesh = self.state_sharding = self.row_sharding = None
+    self._place_state()
     shardings = {}
-    if jax.device_count() > 1:
-      from rl import distributed
-      self.mesh = distributed.make_mesh(config.mesh.shape, config.mesh.axes)
-      self.state_sharding = jax.tree.map(lambda _: distributed.replicated(self.mesh), self.state)
-      self.state = distributed.put_tree(self.state, self.state_sharding)
-      self.row_sharding = distributed.batch_sharding(self.mesh)
-      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self.row_sharding}  # every row array
+    if self.mesh is not None:  # every row array of a mini-batch split over the batch axes
+      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self._rows_sharding(1)}
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
                                                    self.policy_tx, self.critic_tx, self.settings, **shardings)
+    self._update_temp_bytes: float | None = None  # the compiled update's scratch memory, once
     self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
     self.kl = KLController(config.algo.kl_coef, config.algo.kl_target)
     self.self_improve = SelfImprovement.from_config(config.self_improve, total_steps=max(config.trainer.iterations, 1),
@@ -299,7 +326,7 @@ class Trainer:
           f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
     sampler = sampling.Sampler((self.policy_graphdef, self.state.policy), max_cache_len=c.sampling.max_cache_len,
                                stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id,
-                               grammar=self.grammar)
+                               grammar=self.grammar, mesh=self.mesh, rules=self.rules)
     return policies.ModelPolicy(sampler, self.renderer, batch_size=c.trainer.tasks_per_iteration * c.algo.group_size,
                                 temperature=c.sampling.temperature, top_p=c.sampling.top_p,
                                 top_k=c.sampling.top_k, seed=c.seed)
@@ -365,7 +392,7 @@ class Trainer:
   def _init_from(self, path: str) -> None:
     path = resolve_init_from(path)
     if (path / "config.json").exists() and any(path.glob("*.safetensors")):
-      loaded = model_lib.load_hf_checkpoint(path)
+      loaded = model_lib.load_hf_checkpoint(path, mesh=self.mesh, rules=self.rules)  # shard by shard
       src = nnx.state(loaded, nnx.Param)
       want = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(self.state.policy)}
       got = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(src)}
@@ -494,7 +521,7 @@ class Trainer:
     t = self._padded_length(sub.lengths, sub.tokens.shape[1], self.config.trainer.trim_padding)
     mb = {"tokens": sub.tokens[:, :t], "valid": sub.valid[:, :t], "mask": sub.action_mask[:, :t]}
     mb = self._packed(mb, sub.lengths, min(self.config.optim.micro_batch_size, len(rows)), "token-mean")
-    return {k: jnp.asarray(v) for k, v in mb.items()}
+    return self._to_devices(mb)
 
   def _ptx_steps(self, iteration: int) -> dict:
     """PPO-ptx (Ouyang et al. 2022): `sft.ptx_steps` NLL steps on the demonstrations with the
@@ -517,6 +544,7 @@ class Trainer:
       params, opt, m = step_fn(params, opt, self._sft_minibatch(batch, rows))
       nll.append(float(m["sft/nll"]))
     self.state = self.state.replace(policy=params, policy_opt=opt)
+    self._place_state()  # the SFT step's outputs are laid out as XLA chose
     return {"ptx/nll": float(np.mean(nll))}
 
   # -- evaluation -------------------------------------------------------------------------------
@@ -588,12 +616,16 @@ class Trainer:
     for s in range(0, B, mb):
       rows = order[s:s + mb]
       t = self._padded_length(batch.lengths[rows] + room, T, trim)
+      inputs = {"tokens": batch.tokens[rows, :t], "valid": batch.valid[rows, :t],
+                "needed": batch.action_mask[rows, :t] > 0}
+      if grammar_states is not None:
+        inputs["grammar_states"] = grammar_states[rows, :t]
+      inputs = self._to_devices(inputs)
       grammar = {} if grammar_states is None else {
-          "grammar_states": jnp.asarray(grammar_states[rows, :t]), "grammar_table": self._grammar_table}
-      out = self.score_fn(self.state.policy, self.state.critic, ref, jnp.asarray(batch.tokens[rows, :t]),
-                          jnp.asarray(batch.valid[rows, :t]), jnp.float32(temperature), **grammar,
-                          needed=jnp.asarray(batch.action_mask[rows, :t] > 0))
-      for k, v in jax.tree.map(np.asarray, out).items():
+          "grammar_states": inputs["grammar_states"], "grammar_table": self._grammar_table}
+      out = self.score_fn(self.state.policy, self.state.critic, ref, inputs["tokens"], inputs["valid"],
+                          jnp.float32(temperature), **grammar, needed=inputs["needed"])
+      for k, v in jax.tree.map(_to_host, out).items():
         if k not in result:
           result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)
           if k == "support":
@@ -602,16 +634,33 @@ class Trainer:
     return result
 
   def _place_state(self) -> None:
-    """Re-lays the train state on the mesh after it was replaced (SFT, init_from, resume)."""
+    """Lays the train state (and the reference) out on the mesh after it was replaced (SFT,
+    PPO-ptx, init_from, resume): device to device, a no-op for arrays already in place."""
     if self.state_sharding is not None:
-      from rl import distributed
-      self.state = distributed.put_tree(jax.tree.map(np.asarray, self.state), self.state_sharding)
+      self.state = parallel.place(self.state, self.state_sharding)
+      if self.ref_params is not None and not (isinstance(self.ref_params, dict) and not self.ref_params):
+        self.ref_params = parallel.place(self.ref_params, self.policy_sharding)
+
+  def _rows_sharding(self, ndim: int = 2):
+    return parallel.rows_sharding(self.mesh, self.rules, ndim)
 
   def _to_devices(self, mb: dict) -> dict:
-    if self.row_sharding is None:
+    """A mini-batch's host arrays on the devices: rows split over the mesh's batch axes."""
+    if self.mesh is None:
       return {k: jnp.asarray(v) for k, v in mb.items()}
-    from rl import distributed
-    return {k: distributed.global_array(v, self.row_sharding) for k, v in mb.items()}
+    # Every process holds the whole mini-batch (each runs the same rollouts).
+    return {k: parallel.global_array(v, self._rows_sharding(np.ndim(v))) for k, v in mb.items()}
+
+  def memory_metrics(self) -> dict[str, float]:
+    """Bytes per device (the largest total of any device's shards) of the parameters, the
+    optimizer states and the reference; with a mesh, the compiled update's scratch memory."""
+    out = {"memory/params_bytes_per_device": float(parallel.bytes_per_device((self.state.policy, self.state.critic))),
+           "memory/opt_state_bytes_per_device": float(parallel.bytes_per_device(
+               (self.state.policy_opt, self.state.critic_opt))),
+           "memory/ref_bytes_per_device": float(parallel.bytes_per_device(self.ref_params))}
+    if self._update_temp_bytes is not None:
+      out["memory/update_temp_bytes_per_device"] = self._update_temp_bytes
+    return out
 
   def _needs_ref(self) -> bool:
     return self.config.algo.kl_coef > 0 or self.config.algo.kl_target > 0
@@ -684,6 +733,9 @@ class Trainer:
         if pack and self.settings.packable:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
         jmb = self._to_devices(mb)
+        if self.mesh is not None and self._update_temp_bytes is None:
+          self._update_temp_bytes = update_lib.compiled_temp_bytes(
+              self.update_step, self.state, jmb, scalars, train_policy, train_critic)
         shape = tuple(mb["tokens"].shape)
         self._update_shapes.add((bool(train_policy), bool(train_critic), shape))
         for _ in range(c.optim.critic_updates_per_policy_update - 1 if train_critic else 0):
@@ -895,6 +947,7 @@ class Trainer:
       metrics.update(self.self_improve.metrics(it))
     metrics.update(rollout_metrics)
     metrics.update(timings)
+    metrics.update(self.memory_metrics())
     if c.algo.kl_target > 0 and "actor/approx_kl" in metrics:  # adaptive, and the policy trained
       # The KL to the reference that the penalty acts on (verl's apply_kl_penalty for the reward),
       # not actor/approx_kl: that is the policy's drift within one update.
@@ -970,6 +1023,7 @@ class Trainer:
         "session_wall_time_s": time.perf_counter() - t_start,
         "peak_rss_mb": peak_rss_mb(),
         "heldout_pass@1_final": final.get("eval/pass@1"),
+        **{k.replace("/", "_"): v for k, v in self.memory_metrics().items()},
     })
     summary.update(success_trend(read_metrics(self.workdir)))
     if c.trainer.train_eval_samples:
@@ -1037,10 +1091,8 @@ def _hack_metrics(episodes) -> dict[str, float]:
 
 
 def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
-  from rl import distributed
-
   config_lib.validate(config)  # names and numbers first: nothing starts on a bad config
-  distributed.initialize(config)
+  parallel.initialize(config)
   config_lib.validate(config, num_devices=jax.device_count())
   workdir = prepare_workdir(config, workdir)
   display = progress_lib.make_display()

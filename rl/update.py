@@ -39,6 +39,43 @@ class TrainState:
   critic_opt: Any = None
 
 
+def optimizers_from_config(config: Any, policy_steps: int, critic_steps: int):
+  """(policy_tx, critic_tx) of `config.optim`, with schedules of `policy_steps` and `critic_steps`;
+  with a shared value head (`model.value_head = "shared"`) the critic's optimizer trains the head
+  alone (`value_head_optimizer`)."""
+  o = config.optim
+  policy_tx = make_optimizer(o.policy_lr, schedule=o.schedule, total_steps=policy_steps,
+                             warmup_steps=o.warmup_steps, weight_decay=o.weight_decay, grad_clip=o.grad_clip,
+                             eps=o.policy_adam_eps, b2=o.adam_b2, kind=o.policy_optimizer,
+                             trainable=o.policy_trainable)
+  critic_tx = make_optimizer(o.critic_lr, schedule=o.schedule, total_steps=critic_steps,
+                             warmup_steps=o.warmup_steps, weight_decay=o.weight_decay, grad_clip=o.grad_clip,
+                             b2=o.adam_b2)
+  if config.model.value_head == "shared":
+    critic_tx = value_head_optimizer(critic_tx)
+  return policy_tx, critic_tx
+
+
+def train_state_shardings(policy: Any, critic: Any, policy_tx, critic_tx, mesh, rules) -> TrainState:
+  """A TrainState of shardings for `mesh`: each weight by its logical axes and `rules`, each
+  optimizer leaf like the weight it mirrors (Adam's moments), the step count replicated.
+  `policy` and `critic` (None with a shared value head) are nnx States, concrete or abstract
+  (`nnx.eval_shape`): the trainer builds its state with these, scripts/memory_plan.py plans it."""
+  from rl import parallel
+
+  policy_sharding = parallel.state_shardings(policy, mesh, rules)
+  critic_sharding = None if critic is None else parallel.state_shardings(critic, mesh, rules)
+  critic_params, critic_params_sharding = ((policy, policy_sharding) if critic is None
+                                           else (critic, critic_sharding))
+
+  def opt_sharding(tx, params, shardings):
+    return parallel.shardings_like(jax.eval_shape(tx.init, params), params, shardings, mesh)
+
+  return TrainState(step=parallel.replicated(mesh), policy=policy_sharding,
+                    policy_opt=opt_sharding(policy_tx, policy, policy_sharding), critic=critic_sharding,
+                    critic_opt=opt_sharding(critic_tx, critic_params, critic_params_sharding))
+
+
 @dataclasses.dataclass(frozen=True)
 class UpdateSettings:
   """The static (hashable) knobs of the update step, read once from the config."""
@@ -349,6 +386,18 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
     jit_kwargs.update(in_shardings=(state_sharding, batch_sharding, None),
                       out_shardings=(state_sharding, None))
   return jax.jit(update, **jit_kwargs)
+
+
+def compiled_temp_bytes(step: Callable, *args) -> float | None:
+  """The scratch memory per device XLA plans for `step(*args)` (a jitted function), from its
+  compiled memory analysis; None where the backend does not report one."""
+  compiled = step.lower(*args).compile()
+  try:
+    analysis = compiled.memory_analysis()
+  except NotImplementedError:  # a backend without memory analysis
+    return None
+  temp = getattr(analysis, "temp_size_in_bytes", None)
+  return None if temp is None else float(temp)
 
 
 def make_score_fn(policy_graphdef, critic_graphdef, settings: UpdateSettings) -> Callable:

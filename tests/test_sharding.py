@@ -16,7 +16,7 @@ def _sharded_checks() -> None:
   from flax import nnx
 
   from rl.model import forward, load_hf_checkpoint, tiny_config, token_logprobs, init_model
-  from rl.sharding import (batch_sharding, create_sharded_model, logical_to_spec, make_mesh,
+  from rl.parallel import (rows_sharding, create_sharded_model, logical_to_spec, make_mesh,
                            mesh_from_config, state_shardings)
 
   assert len(jax.devices()) == 8, jax.devices()
@@ -39,7 +39,7 @@ def _sharded_checks() -> None:
   rng = np.random.default_rng(0)
   ids = rng.integers(0, 4096, size=(8, 16)).astype(np.int32)
   mask = (rng.random((8, 16)) < 0.6).astype(np.float32)
-  data = batch_sharding(mesh, rules)
+  data = rows_sharding(mesh, rules)
   ids_sharded = jax.device_put(ids, data)
   fwd = jax.jit(forward, static_argnums=0)
   np.testing.assert_allclose(np.asarray(fwd(graphdef, sharded_state, ids_sharded)),
@@ -83,7 +83,7 @@ def test_sharded_forward_and_gradients_match_single_device():
 
 
 def test_mesh_errors():
-  from rl.sharding import make_mesh
+  from rl.parallel import make_mesh
   with pytest.raises(ValueError, match="needs 4 devices"):
     make_mesh((2, 2), ("data", "tensor"), devices=["cpu0"])
   with pytest.raises(ValueError, match="more than one -1"):

@@ -238,7 +238,7 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
     remat: rematerialise layers in the backward pass.
     attention: the cache-free attention implementation (ModelConfig.attention).
     mesh: optional jax Mesh: each weight is placed on it, sharded by its logical axes and
-      `rules` (default rl.sharding.DEFAULT_RULES), as it is read; None = default device.
+      `rules` (default rl.parallel.DEFAULT_RULES), as it is read; None = default device.
 
   Returns:
     The model; `model(input_ids)` gives logits [B, T, V].
@@ -259,7 +259,7 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
                           value_head=value_head, remat=remat, attention=attention)
   shardings = None
   if mesh is not None:
-    from rl.sharding import DEFAULT_RULES, hf_param_shardings
+    from rl.parallel import DEFAULT_RULES, hf_param_shardings
     shardings = hf_param_shardings(config, mesh, DEFAULT_RULES if rules is None else rules)
   abstract = nnx.eval_shape(lambda: Transformer(config))
   graphdef, abstract_state = nnx.split(abstract)
@@ -287,9 +287,11 @@ def load_hf_checkpoint(path: str | os.PathLike, dtype: Any = jnp.float32, *,
     if tuple(value.shape) != tuple(want.shape):
       raise CheckpointError(f"{file}: tensor {key!r} has shape {tuple(tensor.shape)}, expected one "
                             f"that maps to {tuple(want.shape)} for the config in {config_path}")
-    value = jnp.asarray(value, dtype=want.dtype)
-    if shardings is not None:
-      value = jax.device_put(value, shardings(our))
+    if shardings is None:
+      value = jnp.asarray(value, dtype=want.dtype)
+    else:  # straight from the host to each device's shard: no device holds the whole tensor
+      from rl.parallel import global_array
+      value = global_array(np.asarray(value, dtype=want.dtype), shardings(our))
     loaded[our] = value
   missing = [p for p in expected if p not in loaded and p[0] not in ("value_head", "value_bias")]
   if missing:

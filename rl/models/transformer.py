@@ -710,7 +710,7 @@ def init_model(config: ModelConfig, seed: int = 0, *, lm_head: bool = True,
                out_shardings: Any = None) -> Transformer:
   """A randomly initialised model, built inside one jit (eager init compiles op by op).
 
-  `out_shardings` (a State-shaped tree of shardings, see rl.sharding) makes weights born sharded.
+  `out_shardings` (a State-shaped tree of shardings, see rl.parallel) makes weights born sharded.
   """
 
   def build():

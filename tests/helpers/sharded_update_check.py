@@ -22,7 +22,7 @@ def main():
   import numpy as np
   from flax import nnx
 
-  from rl import distributed
+  from rl import parallel
   from rl import model as model_lib
   from rl import update as update_lib
 
@@ -54,18 +54,18 @@ def main():
   ids = (batch["tokens"][..., None] + np.arange(4)) % 64
   batch.update(support=ids.astype(np.int32), ref_top_ids=((ids + 5) % 64).astype(np.int32),
                ref_top_logprobs=np.log(rng.uniform(0.05, 0.2, (B, T, 4))).astype(np.float32))
-  mesh = distributed.make_mesh(mesh_shape, ("data", "fsdp", "tensor"))
+  mesh = parallel.make_mesh(mesh_shape, ("data", "fsdp", "tensor"))
   settings = update_lib.UpdateSettings(
       micro_batch_size=8 // (mesh_shape[0] * mesh_shape[1]) * (mesh_shape[0] * mesh_shape[1]),
       support_top_k=4, support_top_p=1.0, kl_topk=4, kl_in_loss=True)
-  rep = distributed.replicated(mesh)
+  rep = parallel.replicated(mesh)
   state_sharding = jax.tree.map(lambda _: rep, state)
-  bs = distributed.batch_sharding(mesh)
+  bs = parallel.rows_sharding(mesh, ndim=1)
   batch_sharding = {k: bs for k in batch}
   step = update_lib.make_update_step(pg, cg, tx, tx, settings, state_sharding=state_sharding,
                                      batch_sharding=batch_sharding)
-  state = distributed.put_tree(jax.tree.map(np.asarray, state), state_sharding)
-  gbatch = {k: distributed.global_array(v, bs) for k, v in batch.items()}
+  state = parallel.put_tree(jax.tree.map(np.asarray, state), state_sharding)
+  gbatch = {k: parallel.global_array(v, bs) for k, v in batch.items()}
   scalars = {"num_tokens": jnp.float32(mask.sum()), "num_sequences": jnp.float32(B),
              "kl_coef": jnp.float32(0.1), "temperature": jnp.float32(1.0)}
   for _ in range(2):
