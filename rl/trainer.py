@@ -931,6 +931,8 @@ class Trainer:
                                config=c.to_dict(), process_index=jax.process_index(),
                                time_offset_s=self.time_offset_s)
     self.writer.truncate_after(self.iteration)
+    if jax.process_index() == 0:  # as the metrics: records of iterations after the checkpoint are redone
+      self.traj_writer.truncate_after(self.iteration)
     summary_path = self.workdir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if not self.sft_done:
@@ -943,7 +945,7 @@ class Trainer:
       summary_path.write_text(json.dumps(summary, indent=2))
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
       self.ref_params = _copy(self.state.policy)
-    if self.iteration == 0:
+    if self.iteration == 0 and self.checkpointer.latest_step() is None:  # else resumed from step 0
       self.save()
     # Measured once, before the first iteration (a resumed run keeps the first measurement).
     if c.trainer.train_eval_samples and self.iteration == 0 and "train_pass@1_start" not in summary:
