@@ -26,6 +26,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence, get_args
 import numpy as np
 
 from rl import agent as agent_lib
+from rl import killpoints
 from rl.agent import Action, ChatRenderer, SandboxCrash, ToolExecutor, ToolOutcome
 from rl.policies import ActRequest, ActResult, Policy
 
@@ -926,6 +927,9 @@ class RolloutEngine:
     pending_judge = outcome.get("pending_judge")
     if self.writer is not None and pending_judge is None:  # else logged once its verdict is in
       self.writer.write(record)
+      # A test hook (rl.killpoints): the trainer's rollouts log records of model step n - 1 in
+      # iteration n (evaluations log none).
+      killpoints.reach("rollout", self.model_info["step"] + 1)
     return Episode(task_id=run.task.id, group_id=run.group_id, tokens=run.tokens,
                    action_mask=run.mask, sampler_logprobs=run.logprobs, turn_ends=run.turn_ends,
                    turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),

@@ -35,6 +35,7 @@ from rl import batching
 from rl import config as config_lib
 from rl import duration as duration_lib
 from rl import evaluation
+from rl import killpoints
 from rl import losses as losses_lib
 from rl import model as model_lib
 from rl import progress as progress_lib
@@ -599,6 +600,7 @@ class Trainer:
           if k == "support":
             result[k] -= 1  # -1: no token (the padding's convention)
         result[k][rows, :t] = v
+      killpoints.reach("score", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-scoring
     return result
 
   def _place_state(self) -> None:
@@ -691,6 +693,7 @@ class Trainer:
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
         update_metrics.append(jax.tree.map(float, m))
+        killpoints.reach("update", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-update
     return update_metrics
 
   def _batch_and_score(self, episodes: Sequence, temperature: float) -> tuple:
@@ -959,6 +962,7 @@ class Trainer:
                                    or self.iteration == c.trainer.iterations):
         metrics.update(self.evaluate())
       row = self.writer.write_scalars(self.iteration, metrics)
+      killpoints.reach("metrics", self.iteration)  # a test hook (rl.killpoints): row written, no checkpoint
       if self.iteration % c.trainer.checkpoint_every == 0 or self.iteration == c.trainer.iterations:
         self.save(row)
       iterations.advance(message=progress_lib.describe_iteration(row))
