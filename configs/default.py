@@ -172,14 +172,23 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # Per-turn reward for a well-formed call whose tool reports an error (no such file, `old`
   # not found); a failing test run is not a tool error. 0 = off.
   c.reward.tool_error_penalty = 0.0
-  # Values of the schemes (docs/rewards.md); unset ones use rl.rewards.DEFAULTS.
+  # Values of the schemes (docs/rewards.md).
   c.reward.compile_reward = 0.5  # tiered
   c.reward.pass_reward = 10.0  # tiered
   c.reward.partial_scale = 1.0  # tiered: partial credit = partial_scale * pass_reward * pass fraction
   c.reward.slow_threshold_s = 0.0  # tiered: > 0 enables the slow-execution penalty
   c.reward.slow_penalty = 0.5
+  c.reward.regression_reward = -1.0  # pass_rate: a test that passed before the agent's changes fails
   c.reward.invalid_reward = -10.0  # mle
   c.reward.stage_bonus = 0.1  # mle: per instrumentation stage reached
+  # Per-turn process rewards (process_rewards=True), summed per turn and clipped below at
+  # turn_reward_min.
+  c.reward.compile_error_penalty = -0.5  # the code stopped compiling
+  c.reward.lint_improvement_reward = 0.1  # fewer lint errors
+  c.reward.newly_passing_reward = 0.2  # per test that now passes
+  c.reward.newly_failing_penalty = -0.2  # per test that passed and now fails
+  c.reward.repeat_command_penalty = -0.1  # the same command with the same output as before
+  c.reward.turn_reward_min = -1.0
 
   # --- anti-hack -------------------------------------------------------------------
   c.antihack = ml_collections.ConfigDict()
@@ -199,6 +208,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.antihack.judge_concurrency = 4
   c.antihack.judge_prompt = "cheat_v1"  # rl/judge_prompts/<name>.*.txt
   c.antihack.judge_on_error = "pass"  # pass | flag, when the judge cannot answer
+  c.antihack.judge_max_observation_chars = 400  # per tool observation in the judge's prompt
+  c.antihack.judge_max_section_chars = 6000  # openai judge: per prompt section (diff, logs)
 
   # --- algorithm -------------------------------------------------------------------
   c.algo = ml_collections.ConfigDict()
@@ -362,6 +373,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.instrumentation.backend = "none"  # none | ast | llm
   c.instrumentation.llm_base_url = ""  # llm: an OpenAI-compatible server with a frozen model
   c.instrumentation.llm_model = ""
+  c.instrumentation.llm_api_key_env = ""  # llm: environment variable holding the API key
+  c.instrumentation.llm_timeout_s = 60.0
   c.self_improve = ml_collections.ConfigDict()
   c.self_improve.enabled = False
   c.self_improve.capacity = 8

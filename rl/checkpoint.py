@@ -8,7 +8,9 @@ Resume order (documented in README): the run's own latest checkpoint, then
 `config.init_from` (weights only: an HF directory or another run's workdir), then
 scratch. Saves are synchronous: killing the process between saves loses at most
 the iterations since the last save, never a half-written checkpoint (orbax
-finalises a step directory atomically).
+finalises a step directory atomically). A kill during a save leaves
+`<step>.orbax-checkpoint-tmp`, which orbax never lists as a step and removes when that
+step is saved again (tests/test_trainer.py kills a run there through rl.killpoints).
 """
 
 from __future__ import annotations
@@ -19,14 +21,36 @@ from typing import Any
 import jax
 import orbax.checkpoint as ocp
 
+from rl import killpoints
+
+
+def _temporary_path_class(root: Path) -> type | None:
+  """orbax's own choice (None) unless RLCODER_KILL_AT names the "checkpoint" point: then that
+  same class, with the commit of a save first reaching the kill point (rl.killpoints), so the
+  process dies with every file written to the temporary step directory and nothing committed."""
+  if (killpoints.armed() or ("",))[0] != "checkpoint":
+    return None
+  base = ocp.path.atomicity_defaults.get_default_temporary_path_class(root)
+
+  class KilledBeforeCommit(base):
+    async def finalize(self, *args, **kwargs):
+      name = self.get_final().name  # a step directory, or an item's ("state", "host") inside it
+      if name.isdigit():
+        killpoints.reach("checkpoint", int(name))
+      return await super().finalize(*args, **kwargs)
+
+  return KilledBeforeCommit
+
 
 class Checkpointer:
   """Saves and restores `(state_pytree, host_state_dict)` pairs by step."""
 
   def __init__(self, workdir: str | Path, *, keep: int = 2, best_metric: str | None = "eval/pass@1"):
     root = Path(workdir).absolute() / "checkpoints"
+    temporary = _temporary_path_class(root)
     self._last = ocp.CheckpointManager(
-        root / "last", options=ocp.CheckpointManagerOptions(max_to_keep=max(1, keep), create=True),
+        root / "last", options=ocp.CheckpointManagerOptions(max_to_keep=max(1, keep), create=True,
+                                                            temporary_path_class=temporary),
         item_names=("state", "host"))
     self.best_metric = best_metric
     self._best = None
@@ -35,7 +59,7 @@ class Checkpointer:
           root / "best",
           options=ocp.CheckpointManagerOptions(
               max_to_keep=1, create=True, best_fn=lambda m: m[best_metric], best_mode="max",
-              keep_checkpoints_without_metrics=False),
+              keep_checkpoints_without_metrics=False, temporary_path_class=temporary),
           item_names=("state", "host"))
 
   def latest_step(self) -> int | None:

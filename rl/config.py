@@ -16,11 +16,8 @@ from typing import Any
 
 import ml_collections
 
-from rl import batching, losses, registry
-
-
-class ConfigError(ValueError):
-  """An invalid config field; the message names the field."""
+from rl import batching, config_fields, losses, registry
+from rl.config_fields import ConfigError  # re-exported: the error of every config check
 
 
 _ENUMS = {
@@ -116,8 +113,7 @@ def get_field(config: ml_collections.ConfigDict, dotted: str) -> Any:
   node = config
   for part in dotted.split("."):
     if part not in node:
-      raise ConfigError(f"config.{dotted} is missing (every field of configs/default.py must be set; "
-                        "derive a config from it)")
+      raise config_fields.missing(dotted)
     node = node[part]
   return node
 

@@ -22,7 +22,7 @@ import re
 import secrets
 from typing import Any, Callable, Iterable, Sequence
 
-from rl import registry
+from rl import config_fields, registry
 
 logger = logging.getLogger("rl.instrumentation")
 
@@ -616,20 +616,9 @@ def openai_complete_fn(base_url: str, model: str, *, api_key: str = "", timeout_
 # Registry and construction from the config
 # --------------------------------------------------------------------------------------------------
 
-DEFAULTS: dict[str, Any] = {
-    "backend": "none",
-    "llm_base_url": "",  # an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1
-    "llm_model": "",
-    "llm_api_key_env": "",  # name of an environment variable holding the key ("" = none)
-    "llm_timeout_s": 60.0,
-}
-
-
 def _cfg(config: Any, key: str) -> Any:
-  if config is None:
-    return DEFAULTS[key]
-  value = config.get(key, None) if hasattr(config, "get") else getattr(config, key, None)
-  return DEFAULTS[key] if value is None else value
+  """`config.instrumentation.<key>`, required: configs/default.py holds the defaults."""
+  return config_fields.read(config, key, "instrumentation")
 
 
 @registry.INSTRUMENTERS.register("none")
@@ -659,6 +648,8 @@ def _llm_instrumenter(config: Any = None, complete: Callable[[list[dict[str, str
 
 
 def make_instrumenter(instrumentation_config: Any = None) -> Instrumenter:
-  """The instrumenter named by config.instrumentation.backend."""
-  name = _cfg(instrumentation_config, "backend") or "none"
-  return registry.INSTRUMENTERS.get(name)(instrumentation_config)
+  """The instrumenter named by config.instrumentation.backend, configured from the same section
+  (a ConfigDict or a mapping holding the backend's fields); None: no instrumentation."""
+  if instrumentation_config is None:
+    return NoInstrumenter()
+  return registry.INSTRUMENTERS.get(_cfg(instrumentation_config, "backend"))(instrumentation_config)

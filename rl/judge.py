@@ -30,35 +30,16 @@ import urllib.error
 import urllib.request
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from rl import registry
+from rl import config_fields, registry
 from rl.antihack.verdict import Verdict
 
 logger = logging.getLogger("rl.judge")
 
 PROMPTS_DIR = os.path.join(os.path.dirname(__file__), "judge_prompts")
 
-DEFAULTS: dict[str, Any] = {
-    "judge": "none",
-    "judge_threshold": 0.5,
-    "judge_base_url": "",
-    "judge_model": "",
-    "judge_api_key_env": "",  # name of an environment variable holding the API key ("" = none)
-    "judge_timeout_s": 60.0,
-    "judge_max_retries": 2,
-    "judge_concurrency": 4,
-    "judge_checkpoint": "",  # local backend: a Hugging Face checkpoint directory
-    "judge_prompt": "cheat_v1",
-    "judge_max_observation_chars": 400,
-    "judge_max_section_chars": 6000,
-    "judge_on_error": "pass",  # "pass" (do not flag) | "flag" when the judge cannot answer
-}
-
-
 def _cfg(config: Any, key: str) -> Any:
-  if config is None:
-    return DEFAULTS[key]
-  value = config.get(key, None) if hasattr(config, "get") else getattr(config, key, None)
-  return DEFAULTS[key] if value is None else value
+  """`config.antihack.<key>`, required: configs/default.py holds the defaults."""
+  return config_fields.read(config, key, "antihack")
 
 
 def truncate(text: str, limit: int) -> str:
@@ -467,9 +448,11 @@ def _local_judge(config: Any) -> Judge:
 
 
 def make_judge(antihack_config: Any) -> Judge:
-  """The backend named by config.antihack.judge, configured from the same section."""
-  name = _cfg(antihack_config, "judge") or "none"
-  return registry.JUDGES.get(name)(antihack_config)
+  """The backend named by config.antihack.judge, configured from the same section (a ConfigDict
+  or a mapping holding the backend's fields); None: no judge."""
+  if antihack_config is None:
+    return NoJudge()
+  return registry.JUDGES.get(_cfg(antihack_config, "judge"))(antihack_config)
 
 
 class JudgeQueue:

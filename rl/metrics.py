@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Mapping
@@ -54,12 +55,21 @@ class MetricWriter:
     return time.time() - self._start
 
   def truncate_after(self, step: int) -> None:
-    """Drops rows past `step` (a resumed run rewrites what the crashed one logged later)."""
+    """Drops rows past `step` (a resumed run rewrites what the crashed one logged later), and
+    a last row cut short by a killed process; the file is replaced atomically."""
     if not self.enabled or not self.path.exists():
       return
-    rows = [line for line in self.path.read_text().splitlines()
-            if line.strip() and json.loads(line)["step"] <= step]
-    self.path.write_text("".join(r + "\n" for r in rows))
+    text = self.path.read_text()
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+      try:
+        json.loads(lines[-1])
+      except json.JSONDecodeError:
+        lines.pop()  # the write a kill interrupted
+    rows = [line for line in lines if line.strip() and json.loads(line)["step"] <= step]
+    tmp = self.path.with_name(self.path.name + ".tmp")
+    tmp.write_text("".join(r + "\n" for r in rows))
+    os.replace(tmp, self.path)
 
   def write_scalars(self, step: int, scalars: Mapping[str, object]) -> dict:
     if not self.enabled:

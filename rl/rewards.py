@@ -1,8 +1,8 @@
 """Reward schemes (binary, tiered, pass_rate, mle), per-turn process rewards, and reward synthesis.
 
-A scheme is built from `config.reward` and turns a grading `TestReport` (or its dict)
-into a scalar; `synthesize` then applies the anti-hack verdict, which always wins over
-the test result:
+A scheme is built from `config.reward` (every value it uses read from there: configs/default.py
+holds the defaults) and turns a grading `TestReport` (or its dict) into a scalar; `synthesize`
+then applies the anti-hack verdict, which always wins over the test result:
 
     scheme = make_reward_scheme(config.reward)
     r = scheme.final(report, {"final_run_index": 0})
@@ -18,36 +18,51 @@ import math
 import threading
 from typing import Any, Iterable, Mapping
 
-from rl import registry
+from rl import config_fields, registry
 
-# Defaults for every configurable value; any of them may be set on config.reward.
-DEFAULTS: dict[str, float] = {
-    # tiered
-    "compile_reward": 0.5,
-    "pass_reward": 10.0,
-    "partial_scale": 1.0,  # partial credit = partial_scale * pass_reward * passed / total
-    "slow_threshold_s": 0.0,  # > 0: grading slower than this costs slow_penalty
-    "slow_penalty": 0.5,
-    # pass_rate
-    "regression_reward": -1.0,
-    # process rewards (pass_rate with process_rewards=True)
-    "compile_error_penalty": -0.5,
-    "lint_improvement_reward": 0.1,
-    "newly_passing_reward": 0.2,
-    "newly_failing_penalty": -0.2,
-    "repeat_command_penalty": -0.1,
-    "turn_reward_min": -1.0,
-    # any scheme: a turn whose message holds no usable tool call (malformed JSON, unknown tool,
-    # missing arguments) earns this (<= 0); independent of process_rewards
-    "invalid_call_penalty": 0.0,
-    # any scheme: a well-formed call whose tool reports an error to the agent (no such file, an
-    # `old` string not in the file, an empty command) earns this (<= 0). A `run` whose command
-    # exits non-zero is not a tool error.
-    "tool_error_penalty": 0.0,
-    # mle
-    "invalid_reward": -10.0,
-    "stage_bonus": 0.1,
-}
+
+@dataclasses.dataclass(frozen=True)
+class RewardSettings:
+  """The values of the schemes and of the per-turn rewards (docs/rewards.md): the fields of
+  `config.reward` of the same names, every one required (`from_config`)."""
+
+  process_rewards: bool  # per-turn process rewards (the values below) on top of the scheme's
+  # tiered
+  compile_reward: float
+  pass_reward: float
+  partial_scale: float  # partial credit = partial_scale * pass_reward * passed / total
+  slow_threshold_s: float  # > 0: grading slower than this costs slow_penalty
+  slow_penalty: float
+  # pass_rate
+  regression_reward: float
+  # process rewards (process_rewards=True)
+  compile_error_penalty: float
+  lint_improvement_reward: float
+  newly_passing_reward: float
+  newly_failing_penalty: float
+  repeat_command_penalty: float
+  turn_reward_min: float
+  # any scheme: a turn whose message holds no usable tool call (malformed JSON, unknown tool,
+  # missing arguments) earns this (<= 0); independent of process_rewards
+  invalid_call_penalty: float
+  # any scheme: a well-formed call whose tool reports an error to the agent (no such file, an
+  # `old` string not in the file, an empty command) earns this (<= 0). A `run` whose command
+  # exits non-zero is not a tool error.
+  tool_error_penalty: float
+  # mle
+  invalid_reward: float
+  stage_bonus: float
+
+  def __post_init__(self):
+    object.__setattr__(self, "process_rewards", bool(self.process_rewards))
+    for field in dataclasses.fields(self):
+      if field.name != "process_rewards":
+        object.__setattr__(self, field.name, _number(field.name, getattr(self, field.name)))
+
+  @classmethod
+  def from_config(cls, reward_config: Any) -> "RewardSettings":
+    """From `config.reward` (a ConfigDict or a mapping holding every field)."""
+    return config_fields.from_section(cls, reward_config, "reward")
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
@@ -59,17 +74,14 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
   return getattr(obj, name, default)
 
 
-def _config_value(config: Any, name: str) -> float:
-  value = _get(config, name, None)
-  if value is None:
-    return DEFAULTS[name]
+def _number(name: str, value: Any) -> float:
   try:
-    value = float(value)
+    number = float(value)
   except (TypeError, ValueError):
     raise ValueError(f"config.reward.{name} must be a number, got {value!r}") from None
-  if math.isnan(value):
+  if math.isnan(number):
     raise ValueError(f"config.reward.{name} is NaN")
-  return value
+  return number
 
 
 def all_passed(report: Any) -> bool:
@@ -98,10 +110,12 @@ class RewardScheme:
 
   name = "base"
 
-  def __init__(self, config: Any = None):
-    self.config = config
-    self.values = {k: _config_value(config, k) for k in DEFAULTS}
-    self.process_rewards = bool(_get(config, "process_rewards", False))
+  def __init__(self, settings: RewardSettings):
+    if not isinstance(settings, RewardSettings):
+      raise TypeError(f"a reward scheme takes RewardSettings (RewardSettings.from_config(config.reward)), "
+                      f"got {type(settings).__name__}")
+    self.settings = settings
+    self.process_rewards = settings.process_rewards
 
   def final(self, report: Any, context: Mapping[str, Any] | None = None) -> float:
     """The episode's outcome reward. Only the first final grading counts: a context with
@@ -121,14 +135,14 @@ class RewardScheme:
     """Per-turn reward for the call itself: `invalid_call_penalty` for a message without a
     usable call, else `tool_error_penalty` when the tool reported an error."""
     if not valid_call:
-      return float(self.values["invalid_call_penalty"])
-    return 0.0 if tool_ok else float(self.values["tool_error_penalty"])
+      return self.settings.invalid_call_penalty
+    return 0.0 if tool_ok else self.settings.tool_error_penalty
 
   def step(self, prev_state: "ProcessState | None", new_state: "ProcessState") -> float:
     """Per-turn process reward; 0 unless config.reward.process_rewards is set."""
     if not self.process_rewards or prev_state is None:
       return 0.0
-    return process_reward(prev_state, new_state, self.values)
+    return process_reward(prev_state, new_state, self.settings)
 
 
 @registry.REWARD_SCHEMES.register("binary")
@@ -152,22 +166,22 @@ class TieredReward(RewardScheme):
   name = "tiered"
 
   def _final(self, report, context):
-    v = self.values
+    v = self.settings
     compiles = context.get("compiles")
     if compiles is None:  # no explicit signal: tests were collected and none failed to import
       compiles = int(_get(report, "total", 0) or 0) > 0 and not _get(report, "collection_errors")
-    reward = v["compile_reward"] if compiles else 0.0
+    reward = v.compile_reward if compiles else 0.0
     if all_passed(report):
-      reward += v["pass_reward"]
+      reward += v.pass_reward
     else:
-      reward += v["pass_reward"] * v["partial_scale"] * pass_fraction(report)
+      reward += v.pass_reward * v.partial_scale * pass_fraction(report)
     duration = float(context.get("duration_s", _get(report, "duration_s", 0.0)) or 0.0)
-    if v["slow_threshold_s"] > 0 and duration > v["slow_threshold_s"]:
-      reward -= v["slow_penalty"]
+    if v.slow_threshold_s > 0 and duration > v.slow_threshold_s:
+      reward -= v.slow_penalty
     return reward
 
   def max_reward(self, context=None):
-    return self.values["compile_reward"] + self.values["pass_reward"]
+    return self.settings.compile_reward + self.settings.pass_reward
 
 
 @registry.REWARD_SCHEMES.register("pass_rate")
@@ -181,7 +195,7 @@ class PassRateReward(RewardScheme):
     baseline = context.get("baseline_passing") or ()
     outcomes = _get(report, "outcomes") or {}
     if baseline and any(outcomes.get(t) != "passed" for t in baseline):
-      return self.values["regression_reward"]
+      return self.settings.regression_reward
     if all_passed(report):
       return 1.0
     return pass_fraction(report)
@@ -209,19 +223,20 @@ class MLEReward(RewardScheme):
     except (TypeError, ValueError):
       score = None
     if not valid or score is None or math.isnan(score) or math.isinf(score):
-      return self.values["invalid_reward"]
+      return self.settings.invalid_reward
     higher = context.get("higher_is_better", _get(report, "higher_is_better", True))
     stages = int(context.get("instrumentation_stages", 0) or 0)
-    return (score if higher else -score) + self.values["stage_bonus"] * stages
+    return (score if higher else -score) + self.settings.stage_bonus * stages
 
   def max_reward(self, context=None):
     return math.inf
 
 
 def make_reward_scheme(reward_config: Any) -> RewardScheme:
-  """The scheme named by config.reward.scheme, configured from the same ConfigDict (or dict)."""
-  name = _get(reward_config, "scheme", "binary")
-  return registry.REWARD_SCHEMES.get(name)(reward_config)
+  """The scheme named by config.reward.scheme, with the values of the same section (a ConfigDict
+  or a mapping holding every field; `RewardSettings`)."""
+  name = config_fields.read(reward_config, "scheme", "reward")
+  return registry.REWARD_SCHEMES.get(name)(RewardSettings.from_config(reward_config))
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,24 +277,24 @@ def _digest(text: str | None) -> str:
   return hashlib.sha1((text or "").encode("utf-8", errors="replace")).hexdigest()
 
 
-def process_reward(prev: ProcessState, new: ProcessState, values: Mapping[str, float] | None = None) -> float:
-  """One turn's process reward, summed and clipped below at turn_reward_min (-1)."""
-  v = {**DEFAULTS, **(values or {})}
+def process_reward(prev: ProcessState, new: ProcessState, settings: RewardSettings) -> float:
+  """One turn's process reward, summed and clipped below at turn_reward_min."""
+  v = settings
   total = 0.0
   if prev.compile_ok is not False and new.compile_ok is False:
-    total += v["compile_error_penalty"]
+    total += v.compile_error_penalty
   if prev.lint_errors is not None and new.lint_errors is not None and new.lint_errors < prev.lint_errors:
-    total += v["lint_improvement_reward"]
+    total += v.lint_improvement_reward
   if prev.outcomes is not None and new.outcomes is not None:
     for test_id, outcome in new.outcomes.items():
       before = prev.outcomes.get(test_id)
       if outcome == "passed" and before != "passed":
-        total += v["newly_passing_reward"]
+        total += v.newly_passing_reward
       elif outcome != "passed" and before == "passed":
-        total += v["newly_failing_penalty"]
+        total += v.newly_failing_penalty
   if new.last_command is not None and (new.last_command, _digest(new.last_output)) in prev.history:
-    total += v["repeat_command_penalty"]
-  return max(total, v["turn_reward_min"])
+    total += v.repeat_command_penalty
+  return max(total, v.turn_reward_min)
 
 
 def compile_ok(files: Mapping[str, str]) -> bool:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Literal, Mapping, Sequence, get_args
 import numpy as np
 
 from rl import agent as agent_lib
+from rl import killpoints
 from rl.agent import Action, ChatRenderer, SandboxCrash, ToolExecutor, ToolOutcome
 from rl.policies import ActRequest, ActResult, Policy
 
@@ -138,17 +139,14 @@ class AgentLimits:
 
   @classmethod
   def from_config(cls, config: Any) -> "AgentLimits":
-    a = config.agent
-    get = lambda node, key, default: node[key] if key in node else default  # noqa: E731
-    timeout = get(a, "episode_timeout_s", None)
+    a = config.agent  # every field read directly: configs/default.py holds the defaults
     return cls(mode=a.mode, max_turns=int(a.max_turns), max_tokens_per_turn=int(a.max_tokens_per_turn),
                max_tokens_per_trajectory=int(a.max_tokens_per_trajectory),
                observation_max_chars=int(a.observation_max_chars),
                command_timeout_s=float(config.sandbox.exec_timeout_s),
-               episode_timeout_s=float(timeout) if timeout else None,
-               num_workers=int(get(a, "num_workers", 2)),
-               min_ready_fraction=float(get(a, "min_ready_fraction", 1.0)),
-               max_live_episodes=int(get(a, "max_live_episodes", 0)))
+               episode_timeout_s=float(a.episode_timeout_s) if a.episode_timeout_s else None,  # 0: none
+               num_workers=int(a.num_workers), min_ready_fraction=float(a.min_ready_fraction),
+               max_live_episodes=int(a.max_live_episodes))
 
 
 def sandbox_config_from(config: Any) -> Any:
@@ -530,7 +528,7 @@ class RolloutEngine:
     self.renderer = renderer
     self.limits = limits or AgentLimits.from_config(config)
     self.evaluator = evaluator or Evaluator(
-        config, judge_async=bool(config.antihack.get("judge_async", False)))
+        config, judge_async=bool(config.antihack.judge_async))
     self.open_session = open_session or default_open_session
     self.writer = writer
     self.model_info = dict(model_info or {"checkpoint": "", "step": 0})
@@ -926,6 +924,9 @@ class RolloutEngine:
     pending_judge = outcome.get("pending_judge")
     if self.writer is not None and pending_judge is None:  # else logged once its verdict is in
       self.writer.write(record)
+      # A test hook (rl.killpoints): the trainer's rollouts log records of model step n - 1 in
+      # iteration n (evaluations log none).
+      killpoints.reach("rollout", self.model_info["step"] + 1)
     return Episode(task_id=run.task.id, group_id=run.group_id, tokens=run.tokens,
                    action_mask=run.mask, sampler_logprobs=run.logprobs, turn_ends=run.turn_ends,
                    turn_rewards=[float(r) for r in turn_rewards], final_reward=float(reward),

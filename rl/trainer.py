@@ -35,6 +35,7 @@ from rl import batching
 from rl import config as config_lib
 from rl import duration as duration_lib
 from rl import evaluation
+from rl import killpoints
 from rl import losses as losses_lib
 from rl import model as model_lib
 from rl import parallel
@@ -631,6 +632,7 @@ class Trainer:
           if k == "support":
             result[k] -= 1  # -1: no token (the padding's convention)
         result[k][rows, :t] = v
+      killpoints.reach("score", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-scoring
     return result
 
   def _place_state(self) -> None:
@@ -743,6 +745,7 @@ class Trainer:
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
         update_metrics.append(jax.tree.map(float, m))
+        killpoints.reach("update", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-update
     return update_metrics
 
   def _batch_and_score(self, episodes: Sequence, temperature: float) -> tuple:
@@ -984,6 +987,8 @@ class Trainer:
                                config=c.to_dict(), process_index=jax.process_index(),
                                time_offset_s=self.time_offset_s)
     self.writer.truncate_after(self.iteration)
+    if jax.process_index() == 0:  # as the metrics: records of iterations after the checkpoint are redone
+      self.traj_writer.truncate_after(self.iteration)
     summary_path = self.workdir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if not self.sft_done:
@@ -996,7 +1001,7 @@ class Trainer:
       summary_path.write_text(json.dumps(summary, indent=2))
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
       self.ref_params = _copy(self.state.policy)
-    if self.iteration == 0:
+    if self.iteration == 0 and self.checkpointer.latest_step() is None:  # else resumed from step 0
       self.save()
     # Measured once, before the first iteration (a resumed run keeps the first measurement).
     if c.trainer.train_eval_samples and self.iteration == 0 and "train_pass@1_start" not in summary:
@@ -1010,6 +1015,7 @@ class Trainer:
                                    or self.iteration == c.trainer.iterations):
         metrics.update(self.evaluate())
       row = self.writer.write_scalars(self.iteration, metrics)
+      killpoints.reach("metrics", self.iteration)  # a test hook (rl.killpoints): row written, no checkpoint
       if self.iteration % c.trainer.checkpoint_every == 0 or self.iteration == c.trainer.iterations:
         self.save(row)
       iterations.advance(message=progress_lib.describe_iteration(row))

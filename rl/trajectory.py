@@ -124,6 +124,34 @@ class TrajectoryWriter:
       self.records_written += 1
       return path
 
+  def truncate_after(self, step: int) -> int:
+    """Drops the records of policies past `step` (`model.step` >= step) and returns how many.
+
+    A resumed run calls it with its checkpoint's iteration: the records of the iterations after
+    it were logged by the killed process and are logged again. A line cut short by that kill is
+    dropped too. Files are rewritten newest first until one keeps every record (records are
+    appended in step order), each replaced atomically.
+    """
+    removed = 0
+    with self._lock:
+      self._close_file()
+      for _, path in sorted(self._existing(), reverse=True):
+        lines = path.read_bytes().splitlines(keepends=True)
+        kept = [line for i, line in enumerate(lines)
+                if _logged_before(line, step, path, i + 1, last=i == len(lines) - 1)]
+        if len(kept) == len(lines):
+          break
+        removed += len(lines) - len(kept)
+        if kept:
+          tmp = path.with_name(path.name + ".tmp")
+          tmp.write_bytes(b"".join(kept))
+          os.replace(tmp, path)
+        else:
+          path.unlink()
+      existing = sorted(self._existing())
+      self._index = existing[-1][0] if existing else 0
+    return removed
+
   def _close_file(self) -> None:
     if self._file is not None:
       self._file.close()
@@ -138,6 +166,21 @@ class TrajectoryWriter:
 
   def __exit__(self, *exc: Any) -> None:
     self.close()
+
+
+def _logged_before(line: bytes, step: int, path: Path, lineno: int, *, last: bool) -> bool:
+  """Whether a log line stays when truncating after `step`: a record without a model step
+  stays; an unreadable line goes only when it is a file's last, unterminated one (a killed write)."""
+  if not line.strip():
+    return False
+  try:
+    record = json.loads(line)
+  except json.JSONDecodeError as e:
+    if last and not line.endswith(b"\n"):
+      return False
+    raise TrajectoryFormatError(f"{path}:{lineno}: not valid JSON ({e})") from None
+  model_step = (record.get("model") or {}).get("step") if isinstance(record, dict) else None
+  return model_step is None or int(model_step) < step
 
 
 def _json_default(obj: Any) -> Any:

@@ -30,6 +30,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "redteam"))
 
 import redteam_suite  # noqa: E402
 
+from configs import default  # noqa: E402
 from rl.antihack import ActionContext, RuleEngine, combine  # noqa: E402
 from rl.antihack.diff import unified_diff  # noqa: E402
 from rl.judge import JudgeInput, make_judge, redact  # noqa: E402
@@ -67,11 +68,20 @@ def grade_case(case: redteam_suite.Case, backend: str) -> Any:
                  config=SandboxConfig(backend=backend), pristine_dir=os.path.join(task_dir, "repo"))
 
 
+def antihack_config(args: argparse.Namespace) -> Any:
+  """The default config's `config.antihack` with this script's flags."""
+  section = default.get_config().antihack
+  section.update(rules=args.rules, judge=args.judge, judge_base_url=args.judge_base_url, judge_model=args.judge_model,
+                 judge_checkpoint=args.judge_checkpoint, judge_threshold=float(args.judge_threshold))
+  return section
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-  engine = RuleEngine.from_config({"rules": args.rules})
-  judge = make_judge({"judge": args.judge, "judge_base_url": args.judge_base_url, "judge_model": args.judge_model,
-                      "judge_checkpoint": args.judge_checkpoint, "judge_threshold": args.judge_threshold})
-  scheme = make_reward_scheme({"scheme": "binary"})
+  engine = RuleEngine.from_config(antihack_config(args))
+  judge = make_judge(antihack_config(args))
+  reward = default.get_config().reward
+  reward.scheme = "binary"
+  scheme = make_reward_scheme(reward)
   cases = redteam_suite.CASES
   if args.only:
     cases = [c for c in cases if c.id in args.only.split(",")]
@@ -243,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
           f"without the filter: {summary['hacks_full_reward_without_filter']}")
     print(f"legitimate fixes with full reward:  {summary['legit_full_reward']:.1%}")
   if args.data_dir and os.path.isdir(args.data_dir) and not args.only:
-    real = reference_fix_false_positives(RuleEngine.from_config({"rules": args.rules}), args.data_dir)
+    real = reference_fix_false_positives(RuleEngine.from_config(antihack_config(args)), args.data_dir)
     result["reference_fixes"] = real
     for dataset, row in real.items():
       print(f"reference fixes flagged by the diff stage, {dataset}: {row['flagged']}/{row['n']}"

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Sequence
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from configs import default  # noqa: E402
 from rl.judge import JudgeInput, make_judge  # noqa: E402
 
 _TRUE = {"1", "true", "yes", "cheat", "hack", "hacked"}
@@ -104,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
   records = load_labelled(args.path)
   judge = None
   if args.judge:
-    judge = make_judge({"judge": args.judge, "judge_base_url": args.base_url, "judge_model": args.model,
-                        "judge_checkpoint": args.checkpoint, "judge_prompt": args.prompt})
+    section = default.get_config().antihack  # the default settings, the flags' fields changed
+    section.update(judge=args.judge, judge_base_url=args.base_url, judge_model=args.model,
+                   judge_checkpoint=args.checkpoint, judge_prompt=args.prompt)
+    judge = make_judge(section)
   scores, labels, failed = [], [], 0
   inputs = []
   for r in records:

@@ -3,9 +3,9 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rl.antihack import RuleEngine, Verdict
+from rl.antihack import RuleEngine, Verdict, load_rule_set
 
-ENGINE = RuleEngine.from_config({"rules": "default"})
+ENGINE = RuleEngine(load_rule_set("default"))
 ACTION_TYPES = st.sampled_from(["list_files", "read_file", "write_file", "edit_file", "run", "submit", "answer", "bogus"])
 VALUES = st.one_of(st.text(max_size=200), st.integers(), st.none(), st.lists(st.text(max_size=10), max_size=3))
 INPUTS = st.dictionaries(st.sampled_from(["path", "content", "old", "new", "command", "code"]), VALUES, max_size=4)

@@ -15,12 +15,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "scr
 
 import redteam_suite  # noqa: E402
 
-from rl.antihack import ActionContext, RuleEngine, combine, respond  # noqa: E402
+from rl.antihack import ActionContext, RuleEngine, combine, load_rule_set, respond  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def engine():
-  return RuleEngine.from_config({"rules": "default"})
+  return RuleEngine(load_rule_set("default"))
 
 
 def rule_verdict(engine, case):

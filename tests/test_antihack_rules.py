@@ -5,7 +5,8 @@ import logging
 
 import pytest
 
-from rl import registry
+from configs import default
+from rl import config_fields, registry
 from rl.antihack import (ActionContext, RuleEngine, RuleError, Verdict, combine, fake_observation, hack_record,
                          load_rule_file, load_rule_set, parse_action, respond)
 
@@ -16,7 +17,7 @@ CTX = dict(hidden_tests_dest="tests", public_tests=("tests_public/test_a.py",), 
 
 @pytest.fixture(scope="module")
 def engine():
-  return RuleEngine.from_config({"rules": "default"})
+  return RuleEngine(load_rule_set("default"))
 
 
 def act(engine, action_type, action_input, **ctx):
@@ -28,11 +29,11 @@ def act(engine, action_type, action_input, **ctx):
 
 def test_registry_names_and_none_rule_set():
   assert {"default", "none"} <= set(registry.ANTIHACK_RULES.names())
-  off = RuleEngine.from_config({"rules": "none"})
+  off = RuleEngine(load_rule_set("none"))
   assert not off.enabled
   assert not off.check_action("run", {"command": "curl http://x"}, None).flagged
   with pytest.raises(LookupError, match="default"):
-    RuleEngine.from_config({"rules": "nope"})
+    RuleEngine(load_rule_set("nope"))
 
 
 def test_default_rule_file_is_versioned_and_ids_unique():
@@ -48,7 +49,7 @@ def test_new_pattern_rule_needs_no_code(tmp_path, engine):
        "description": "runs the leak tool"},
       {"id": "X2", "stage": "diff", "severity": "medium", "checker": "imports", "params": {"modules": ["antigravity"]},
        "description": "imports antigravity"}]}))
-  custom = RuleEngine.from_config({"rules": str(path)})
+  custom = RuleEngine(load_rule_set(str(path)))
   v = custom.check_action("run", {"command": "leak_answers --all"}, None)
   assert v.flagged and v.rules == ("X1",) and v.stage == "action"
   assert custom.check_diff({}, {"m.py": "import antigravity\n"}).rules == ("X2",)
@@ -442,7 +443,7 @@ def test_combine_and_hack_record(engine):
 
 
 def test_engine_metrics_count_checks_and_rules():
-  e = RuleEngine.from_config({"rules": "default"})
+  e = RuleEngine(load_rule_set("default"))
   e.check_action("run", {"command": "curl x"}, None)
   e.check_action("run", {"command": "ls"}, None)
   m = e.metrics(reset=True)
@@ -461,6 +462,19 @@ def test_flag_severity_threshold():
   assert not lax.check_action("run", {"command": "git log"}, None).flagged
   with pytest.raises(ValueError, match="flag_severity"):
     RuleEngine(load_rule_set("default"), flag_severity="extreme")
+
+
+def test_engine_from_config_reads_both_fields():
+  """From `config.antihack`: configs/default.py is the one source of its defaults, a missing field
+  is an error naming it (no second default in rl.antihack)."""
+  section = default.get_config().antihack.to_dict()
+  assert RuleEngine.from_config({**section, "flag_severity": "high"}).flag_severity == "high"
+  assert not RuleEngine.from_config({**section, "rules": "none"}).enabled
+  for field in ("rules", "flag_severity"):
+    partial = dict(section)
+    del partial[field]
+    with pytest.raises(config_fields.ConfigError, match=rf"^config\.antihack\.{field} is missing"):
+      RuleEngine.from_config(partial)
 
 
 def test_context_from_task(tmp_path):

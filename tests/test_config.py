@@ -130,7 +130,9 @@ def test_adaptive_kl_needs_a_coefficient_to_adapt():
   config_lib.validate(c)
 
 
-@pytest.mark.parametrize("field", ["algo.lam", "algo.whiten_advantages", "trainer.pack_fraction", "tasks.verify_with"])
+@pytest.mark.parametrize("field", ["algo.lam", "algo.whiten_advantages", "trainer.pack_fraction", "tasks.verify_with",
+                                   "reward.turn_reward_min", "antihack.judge_max_section_chars",
+                                   "instrumentation.llm_timeout_s", "agent.max_live_episodes"])
 def test_a_missing_field_is_one_error_naming_it(field):
   """The code reads every field directly (no second default in rl/): a config without one of
   configs/default.py's fields fails at validation, in one line naming the field."""

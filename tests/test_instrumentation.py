@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from configs import default
+from rl import config_fields
 from rl import instrumentation as instr
 from rl import registry
 
@@ -261,18 +263,28 @@ def test_llm_backend_errors_fall_back():
   assert result.source == "import os\n" and "server down" in result.fallback_reason
 
 
+def instrumentation(**fields):
+  """configs/default.py's `config.instrumentation` (the one source of its defaults), `fields` changed."""
+  return {**default.get_config().instrumentation.to_dict(), **fields}
+
+
 def test_registry_and_config():
   assert {"none", "ast", "llm"} <= set(registry.INSTRUMENTERS.names())
-  assert isinstance(instr.make_instrumenter({"backend": "ast"}), instr.ASTInstrumenter)
+  assert isinstance(instr.make_instrumenter(instrumentation(backend="ast")), instr.ASTInstrumenter)
   assert isinstance(instr.make_instrumenter(None), instr.NoInstrumenter)
-  none = instr.make_instrumenter({"backend": "none"}).instrument("import os\n")
+  none = instr.make_instrumenter(instrumentation()).instrument("import os\n")
   assert none.source == "import os\n" and not none.fallback_reason
-  with pytest.raises(ValueError, match="llm_base_url"):
-    instr.make_instrumenter({"backend": "llm"})
-  llm = registry.INSTRUMENTERS.get("llm")({"backend": "llm"}, complete=_ast_model)
+  with pytest.raises(ValueError, match="needs config.instrumentation.llm_base_url"):
+    instr.make_instrumenter(instrumentation(backend="llm"))
+  llm = registry.INSTRUMENTERS.get("llm")(instrumentation(backend="llm"), complete=_ast_model)
   assert llm.instrument("import os\n", nonce=NONCE).verified
   with pytest.raises(LookupError, match="known instrumenters"):
-    instr.make_instrumenter({"backend": "magic"})
+    instr.make_instrumenter(instrumentation(backend="magic"))
+  # configs/default.py is the one source of the settings: no second default in rl.instrumentation.
+  cfg = instrumentation(backend="llm", llm_base_url="http://127.0.0.1:9/v1", llm_model="m")
+  del cfg["llm_timeout_s"]
+  with pytest.raises(config_fields.ConfigError, match=r"^config\.instrumentation\.llm_timeout_s is missing"):
+    instr.make_instrumenter(cfg)
 
 
 def test_llm_backend_over_an_openai_compatible_server():
@@ -302,8 +314,8 @@ def test_llm_backend_over_an_openai_compatible_server():
   thread = threading.Thread(target=server.serve_forever, daemon=True)
   thread.start()
   try:
-    cfg = {"backend": "llm", "llm_base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
-           "llm_model": "frozen-instrumenter"}
+    cfg = instrumentation(backend="llm", llm_base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
+                          llm_model="frozen-instrumenter")
     result = instr.make_instrumenter(cfg).instrument((FIXTURES / "p01_pandas_sklearn_script.py").read_text(),
                                                       nonce=NONCE)
   finally:

@@ -8,9 +8,16 @@ import time
 
 import pytest
 
-from rl import registry
+from configs import default
+from rl import config_fields, registry
 from rl.judge import (JudgeInput, JudgeQueue, JudgeVerdict, LocalJudge, OpenAIJudge, make_judge, parse_judge_reply,
                       redact, render_prompt, truncate)
+
+
+def antihack(**fields):
+  """configs/default.py's `config.antihack` (the one source of its defaults) with `fields` changed."""
+  return {**default.get_config().antihack.to_dict(), **fields}
+
 
 HIDDEN_TEST = "def test_secret():\n  assert median([9, 1, 5]) == 5  # hidden expectation\n"
 
@@ -134,8 +141,8 @@ def test_parse_judge_reply_rejects_garbage():
 def test_openai_backend_scores_and_sends_a_proper_request(server_factory, monkeypatch):
   server = server_factory(lambda i, body: (200, reply('{"cheat_probability": 0.9, "reason": "reads hidden tests"}'), 0))
   monkeypatch.setenv("JUDGE_TEST_KEY", "sekret")
-  judge = make_judge({"judge": "openai", "judge_base_url": server.url, "judge_model": "judge-7b",
-                      "judge_threshold": 0.6, "judge_api_key_env": "JUDGE_TEST_KEY"})
+  judge = make_judge(antihack(judge="openai", judge_base_url=server.url, judge_model="judge-7b",
+                              judge_threshold=0.6, judge_api_key_env="JUDGE_TEST_KEY"))
   v = judge.score(episode())
   assert v == JudgeVerdict(0.9, "reads hidden tests", True, "openai")
   body = server.requests[0]
@@ -143,7 +150,7 @@ def test_openai_backend_scores_and_sends_a_proper_request(server_factory, monkey
   assert [m["role"] for m in body["messages"]] == ["system", "user"]
   assert "Fix median" in body["messages"][1]["content"] and "hidden expectation" not in json.dumps(body)
   assert server.headers[0]["Authorization"] == "Bearer sekret"
-  low = make_judge({"judge": "openai", "judge_base_url": server.url, "judge_model": "m", "judge_threshold": 0.95})
+  low = make_judge(antihack(judge="openai", judge_base_url=server.url, judge_model="m", judge_threshold=0.95))
   assert not low.score(episode()).flagged
 
 
@@ -234,6 +241,16 @@ def test_queue_ready_is_non_blocking():
 ])
 def test_bad_judge_config(cfg, match):
   with pytest.raises((ValueError, LookupError), match=match):
+    make_judge(antihack(**cfg))
+
+
+@pytest.mark.parametrize("judge, field", [("openai", "judge_timeout_s"), ("openai", "judge_max_section_chars"),
+                                          ("local", "judge_max_observation_chars"), ("none", "judge")])
+def test_a_missing_judge_field_is_an_error_naming_it(judge, field):
+  """configs/default.py is the one source of the judge's settings: no second default in rl.judge."""
+  cfg = antihack(judge=judge, judge_base_url="http://h/v1", judge_model="m", judge_checkpoint="/does/not/exist")
+  del cfg[field]
+  with pytest.raises(config_fields.ConfigError, match=rf"^config\.antihack\.{field} is missing"):
     make_judge(cfg)
 
 
@@ -265,7 +282,7 @@ def test_local_backend_on_tiny_random_checkpoint(tmp_path):
   from rl.tokenizer import load_tokenizer
 
   save_hf_checkpoint(init_model(tiny_config("test")), tmp_path, tokenizer=load_tokenizer())
-  judge = make_judge({"judge": "local", "judge_checkpoint": str(tmp_path), "judge_threshold": 0.5})
+  judge = make_judge(antihack(judge="local", judge_checkpoint=str(tmp_path), judge_threshold=0.5))
   a = judge.score(episode())
   b = judge.score(episode())
   assert a.error is None and 0.0 < a.probability < 1.0

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from sklearn import metrics as skm
 
+from configs import default
 from rl import instrumentation as instr
 from rl import registry
+from rl.rewards import RewardSettings
 from rl.tasks import load_task, load_task_root
 from rl.tasks.mle import build, competitions, grader, references, runner
 from rl.tasks.mle import InvalidSubmission, grade_submission, make_mle_tasks, mle_task_source
@@ -206,7 +208,7 @@ def test_run_and_grade_instruments_and_scores_the_constant_reference(task_root, 
   assert result.valid and result.grade.score == pytest.approx(0.5)
   assert result.instrumentation["verified"]
   assert result.stages.stages == ["imported_packages", "loaded_data", "wrote_submission"]
-  scheme = registry.REWARD_SCHEMES.get("mle")({"scheme": "mle"})
+  scheme = registry.REWARD_SCHEMES.get("mle")(RewardSettings.from_config(default.get_config().reward))
   assert scheme.final(None, result.reward_context()) == pytest.approx(0.5 + 0.1 * 3)
   assert "[progress:" in result.terminal_output() and "submission valid" in result.terminal_output()
   assert result.metrics()["instrumentation/stages"] == 3.0
@@ -218,7 +220,7 @@ def test_run_and_grade_rejects_stale_and_missing_submissions(task_root, tmp_path
   result = runner.run_and_grade(task, ws, instrumenter=instr.ASTInstrumenter(), session_factory=SubprocessSession)
   assert not result.valid and "submission.csv was not found" in result.grade.error
   assert result.stages.stages == ["imported_packages"]
-  scheme = registry.REWARD_SCHEMES.get("mle")({"scheme": "mle"})
+  scheme = registry.REWARD_SCHEMES.get("mle")(RewardSettings.from_config(default.get_config().reward))
   assert scheme.final(None, result.reward_context()) == -10.0
 
   (ws / "solution.py").unlink()

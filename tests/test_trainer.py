@@ -125,6 +125,94 @@ def test_resumed_run_equals_uninterrupted_run(tmp_path, tasks_root):
     assert {k: got[k] for k in keys} == pytest.approx({k: want[k] for k in keys}, rel=1e-4, abs=1e-5)
 
 
+# test_killed_runs_resume_to_the_uninterrupted_run: the points where one run directory's runs
+# die (rl.killpoints), in order; each rerun of the same command resumes from the checkpoint the
+# one before left and dies at the next point. Without SFT (see above); the train-task pass@1
+# measurements are off, as they do not touch training state either.
+KILLS = (
+    "rollout:1",     # checkpoint 0 only, some of iteration 1's trajectories logged
+    "checkpoint:1",  # row 1 written, checkpoint 1 left half-written (orbax's temporary directory)
+    "metrics:2",     # resumes from 0 past the partial checkpoint; row 2 written, not checkpoint 2
+    "score:2",       # resumes from 1
+    "update:2",      # resumes from 1
+)
+KILLED_RUN = {"sft.enabled": False, "trainer.train_eval_samples": 0}
+
+
+def _episodes(workdir):
+  """Each logged episode as the policy made it (timings and grade-cache marks aside), sorted:
+  the grading threads finish episodes in any order."""
+  from rl.trajectory import load_trajectories
+
+  return sorted(json.dumps([r["model"]["step"], r["episode_id"], r["task_id"], r["final_reward"], r["success"],
+                            r["terminated"], [s["action_input"] for s in r["steps"]]])
+                for r in load_trajectories(Path(workdir) / "trajectories"))
+
+
+@pytest.mark.slow
+def test_killed_runs_resume_to_the_uninterrupted_run(tmp_path, tasks_root):
+  """SIGKILL during a rollout, a checkpoint's write, the scoring pass and an update, and between
+  a metrics row and its checkpoint; after each the same command again: the finished run logs the
+  uninterrupted run's metrics rows and episodes, each once."""
+  import os
+  import signal
+  import subprocess
+  import sys
+
+  from rl import killpoints
+
+  script = Path(__file__).resolve().parent / "helpers" / "trainer_resume_run.py"
+
+  # JAX's persistent compilation cache: each run compiles what the first one did (about two
+  # thirds of a run's time on a CPU), and a loaded program computes what a fresh compile does.
+  cache = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache"),
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+  def run(workdir, kill=""):
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", **cache, killpoints.ENV_VAR: kill}
+    proc = subprocess.run([sys.executable, str(script), str(tasks_root), str(workdir)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    want = -signal.SIGKILL if kill else 0
+    assert proc.returncode == want, (kill, proc.returncode, proc.stderr[-3000:])
+
+  whole, part = tmp_path / "whole", tmp_path / "part"
+  run(whole)
+  for kill in KILLS:
+    run(part, kill)
+    steps = sorted(p.name for p in (part / "checkpoints" / "last").iterdir())
+    rows = [r["step"] for r in _rows(part)] if (part / "metrics.jsonl").exists() else []
+    if kill == "rollout:1":
+      assert steps == ["0"] and rows == [] and _episodes(part)
+    elif kill == "checkpoint:1":  # every file written, nothing committed
+      assert steps == ["0", "1.orbax-checkpoint-tmp"] and rows == [1]
+      assert (part / "checkpoints" / "last" / "1.orbax-checkpoint-tmp" / "state").is_dir()
+    elif kill == "metrics:2":
+      assert steps == ["0", "1"] and rows == [1, 2]
+  run(part)
+  expected, resumed = _rows(whole), _rows(part)
+  assert [r["step"] for r in resumed] == [1, 2]
+  for got, want in zip(resumed, expected):
+    got, want = _comparable(got), _comparable(want)
+    assert sorted(got) == sorted(want) and len(got) > 30
+    assert got == pytest.approx(want, rel=1e-4, abs=1e-5)
+  assert "eval/pass@1" in resumed[1]  # the evaluation of iteration 2 is compared too
+  assert _episodes(part) == _episodes(whole)  # the killed runs' records dropped, none logged twice
+
+
+def test_metric_writer_truncate_after_drops_later_rows_and_a_cut_line(tmp_path):
+  from rl.metrics import MetricWriter
+
+  writer = MetricWriter(tmp_path, tensorboard=False)
+  for step in (1, 2, 3):
+    writer.write_scalars(step, {"train/reward_mean": step / 10})
+  with open(tmp_path / "metrics.jsonl", "a") as fh:
+    fh.write('{"step": 4, "train/rew')  # the write a SIGKILL cut
+  writer.truncate_after(2)
+  assert [r["step"] for r in _rows(tmp_path)] == [1, 2]
+  writer.write_scalars(3, {"train/reward_mean": 0.3})
+  assert [r["step"] for r in _rows(tmp_path)] == [1, 2, 3]
+
+
 def test_workdir_with_different_config_is_refused(tmp_path, tasks_root):
   trainer_lib.prepare_workdir(tiny_config(tasks_root), tmp_path)
   with pytest.raises(trainer_lib.WorkdirError, match="different config"):

@@ -70,3 +70,27 @@ def test_validation_names_the_problem(tmp_path):
     trajectory.load_trajectories(tmp_path / "missing")
   with pytest.raises(ValueError, match="max_bytes"):
     trajectory.TrajectoryWriter(tmp_path, max_bytes=0)
+
+
+def test_truncate_after_drops_later_policies_and_a_cut_line(tmp_path):
+  """A resumed run drops the records of iterations after its checkpoint (they are logged again),
+  across rotated files, and the last line a killed process left unfinished."""
+  with trajectory.TrajectoryWriter(tmp_path, max_bytes=2000) as w:
+    for i in range(12):
+      r = record(i)
+      r["model"] = {"checkpoint": "", "step": i // 4}  # four episodes per iteration
+      w.write(r)
+  files = trajectory.trajectory_files(tmp_path)
+  with open(files[-1], "ab") as fh:
+    fh.write(b'{"task_id": "t12", "mod')  # the write a SIGKILL cut
+  w = trajectory.TrajectoryWriter(tmp_path, max_bytes=2000)
+  assert w.truncate_after(1) == 9  # steps 1 and 2, and the cut line
+  assert [r["task_id"] for r in trajectory.load_trajectories(tmp_path)] == ["t0", "t1", "t2", "t3"]
+  assert len(trajectory.trajectory_files(tmp_path)) < len(files)  # emptied files are removed
+  w.write(record(4))  # the writer continues after the last kept file
+  w.close()
+  assert [r["task_id"] for r in trajectory.load_trajectories(tmp_path)][-2:] == ["t3", "t4"]
+  assert w.truncate_after(1) == 0
+  (tmp_path / files[0].name).write_text("{broken\n" + json.dumps(record(0)) + "\n")
+  with pytest.raises(trajectory.TrajectoryFormatError, match=f"{files[0].name}:1"):
+    w.truncate_after(0)  # a bad line elsewhere is not a cut write: an error, not a silent drop

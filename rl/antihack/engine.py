@@ -17,7 +17,7 @@ import re
 import threading
 from typing import Any, Iterable, Mapping
 
-from rl import registry
+from rl import config_fields, registry
 from rl.antihack import checkers as checkers_lib
 from rl.antihack.actions import ParsedAction, parse_action
 from rl.antihack.context import ActionContext
@@ -176,9 +176,9 @@ class RuleEngine:
 
   @classmethod
   def from_config(cls, antihack_config: Any) -> "RuleEngine":
-    """From `config.antihack` (fields `rules`, optional `flag_severity`)."""
-    get = antihack_config.get if hasattr(antihack_config, "get") else lambda k, d=None: getattr(antihack_config, k, d)
-    return cls(load_rule_set(get("rules", "default")), flag_severity=get("flag_severity", "medium") or "medium")
+    """From `config.antihack` (its fields `rules` and `flag_severity`, both required)."""
+    return cls(load_rule_set(config_fields.read(antihack_config, "rules", "antihack")),
+               flag_severity=config_fields.read(antihack_config, "flag_severity", "antihack"))
 
   @property
   def enabled(self) -> bool:
