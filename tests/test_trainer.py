@@ -334,7 +334,7 @@ def test_trainer_on_two_fake_devices_matches_one(tmp_path, tasks_root):
   for key in ("actor/pg_loss", "actor/entropy", "critic/value_loss", "actor/grad_norm", "critic/grad_norm"):
     assert two["row"][key] == pytest.approx(one["row"][key], rel=2e-3, abs=1e-5), key
   # Constrained decoding on the mesh: grammar states split with the rows, the table replicated.
-  proc = subprocess.run([sys.executable, str(script), str(tasks_root), str(tmp_path / "c2"), "constrained"],
+  proc = subprocess.run([sys.executable, str(script), str(tasks_root), str(tmp_path / "c2"), "--constrained"],
                         env={**env, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"},
                         capture_output=True, text=True, timeout=900)
   assert proc.returncode == 0, proc.stderr[-3000:]
