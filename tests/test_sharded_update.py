@@ -1,4 +1,5 @@
-"""The sharded update equals the single-device update: 8 fake CPU devices, and two processes."""
+"""The sharded update equals the single-device update: 8 fake CPU devices (state sharded
+over fsdp), and two processes that each contribute their own rows."""
 
 import json
 import os
@@ -44,13 +45,18 @@ def test_update_on_8_fake_devices_equals_single_device():
 
 @pytest.mark.slow
 def test_two_process_update_equals_single_process():
+  """Each process contributes its own rows (its own rollouts: another seed) to the global batch
+  and counts its own tokens; the update equals one process given the concatenated rows."""
   with socket.socket() as s:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
   coordinator = f"127.0.0.1:{port}"
-  procs = [_run(["2,1,1", coordinator, "2", str(i)], devices=1) for i in range(2)]
+  procs = [_run(["2,1,1", coordinator, "2", str(i), "--parts=2"], devices=1) for i in range(2)]
   results = [_result(p) for p in procs]
   multi = results[0]
   assert multi["processes"] == 2 and multi["devices"] == 2
-  single = _result(_run(["1,1,1"], devices=1))
+  single = _result(_run(["1,1,1", "--parts=2"], devices=1))
   _assert_same(single, multi)
+  # Not a vacuous equality: the second process's rows change the update.
+  one_block = _result(_run(["1,1,1", "--parts=1"], devices=1))
+  assert one_block["fingerprint"] != pytest.approx(single["fingerprint"], rel=1e-3)
