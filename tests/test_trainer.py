@@ -539,7 +539,8 @@ def _bare_trainer(config):
   trainer.config = config
   trainer.settings = update_lib.UpdateSettings.from_config(config)
   trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
-  trainer.state, trainer.row_sharding, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
+  trainer.state, trainer.mesh, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
+  trainer.iteration = 0
   trainer.calls = []
 
   def update_step(state, mb, scalars, train_policy, train_critic):
