@@ -9,11 +9,14 @@ use (SFT demonstrations, end-to-end tests without a model); `ModelPolicy` wraps 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 import zlib
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
 
 from rl.agent import TOOL_CALL_END, TOOL_CALL_START, ChatRenderer, solution_file_for
 
@@ -352,6 +355,23 @@ class ScriptedExpert(TextPolicy):
       self._plans.pop(i, None)
 
 
+@functools.cache
+def _row_keys_fn():
+  import jax  # pylint: disable=import-outside-toplevel
+
+  def keys(base, rollout, episode_ids, turns):
+    base = jax.random.fold_in(base, rollout)
+    return jax.vmap(lambda e, t: jax.random.fold_in(jax.random.fold_in(base, e), t))(episode_ids, turns)
+
+  return jax.jit(keys)
+
+
+def _row_keys(base, rollout: int, episode_ids: np.ndarray, turns: np.ndarray):
+  """[B] sampling keys, fold_in(fold_in(fold_in(base, rollout), episode_id), turn) per row (one
+  jitted call)."""
+  return _row_keys_fn()(base, np.int32(rollout), episode_ids, turns)
+
+
 class ModelPolicy:
   """The trained model as a policy: batched multi-turn decoding with `rl.sampling.Sampler`.
 
@@ -382,17 +402,24 @@ class ModelPolicy:
     self.temperature = float(temperature)
     self.top_p = float(top_p)
     self.top_k = int(top_k)
-    self._key = jax.random.key(seed)
-    self._calls = 0
     self._rows: dict[int, int] = {}
+    self.reseed(seed)
     self.conv = sampler.new_conversations(max(int(batch_size), 1))
     self._free = list(range(self.conv.batch_size))
 
   def begin(self, num_episodes: int) -> None:
     """Called by the engine before a rollout: makes room for `num_episodes` concurrent rows."""
+    self._rollouts += 1
     if num_episodes > self.conv.batch_size and not self._rows:
       self.conv = self.sampler.new_conversations(num_episodes)
       self._free = list(range(num_episodes))
+
+  def reseed(self, seed: int) -> None:
+    """A fresh random stream. Each turn of each episode samples with its own key, from (seed,
+    rollout since the reseed, episode id, turn): which episodes share a sampler call depends on
+    sandbox timing, and must not change what any of them samples."""
+    self._key = self._jax.random.key(seed)
+    self._rollouts = 0  # engine.run calls (begin) since the reseed: episode ids restart in each
 
   def set_temperature(self, temperature: float) -> None:
     self.temperature = float(temperature)
@@ -422,11 +449,13 @@ class ModelPolicy:
     for budget in sorted({r.max_new_tokens for r in requests}):
       new_tokens: list[list[int] | None] = [None] * self.conv.batch_size
       members = [i for i, r in enumerate(requests) if r.max_new_tokens == budget]
+      episode_ids = np.full(self.conv.batch_size, -1, np.int32)  # -1: a row this call leaves idle
+      turns = np.zeros(self.conv.batch_size, np.int32)
       for i in members:
         new_tokens[rows[i]] = list(requests[i].new_tokens)
-      self._calls += 1
+        episode_ids[rows[i]], turns[rows[i]] = requests[i].episode_id, requests[i].turn
       out = self.sampler.generate(self.conv, new_tokens, max_new_tokens=budget,
-                                  rng=self._jax.random.fold_in(self._key, self._calls),
+                                  rng=_row_keys(self._key, self._rollouts, episode_ids, turns),
                                   temperature=self.temperature, top_p=self.top_p, top_k=self.top_k)
       for i in members:
         row = rows[i]

@@ -113,16 +113,29 @@ def _constrain(logits: Array, grammar: Array | None, state: Array) -> Array:
   return jnp.where(allowed, logits, MASKED_LOGIT)
 
 
+def _fold(rng: Array, data) -> Array:
+  """`fold_in` of one key, or of each of a [B] array of per-row keys."""
+  if rng.ndim == 0:
+    return jax.random.fold_in(rng, data)
+  return jax.vmap(lambda key: jax.random.fold_in(key, data))(rng)
+
+
 def _sample(logits: Array, rng: Array, temperature: Array, greedy: bool, top_k: int,
             top_p: Array | None) -> tuple[Array, Array]:
-  """One token per row and its log-prob under log softmax(logits / temperature)."""
+  """One token per row and its log-prob under log softmax(logits / temperature). `rng`: one key
+  for the whole batch, or [B] keys, one per row (a row's draw then depends on its key alone, not
+  on which other rows share the call)."""
   if greedy:
     token = jnp.argmax(logits, axis=-1)
     logp = jax.nn.log_softmax(logits, axis=-1)
   else:
     scaled = logits / temperature
     logp = jax.nn.log_softmax(scaled, axis=-1)
-    token = jax.random.categorical(rng, _filter_logits(scaled, top_k, top_p), axis=-1)
+    filtered = _filter_logits(scaled, top_k, top_p)
+    if rng.ndim == 0:
+      token = jax.random.categorical(rng, filtered, axis=-1)
+    else:
+      token = jax.vmap(lambda key, row: jax.random.categorical(key, row))(rng, filtered)
   token = token.astype(jnp.int32)
   return token, jnp.take_along_axis(logp, token[:, None], axis=-1)[:, 0]
 
@@ -183,7 +196,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
   top_p_value = top_p if use_top_p else None
   gstate = jnp.full((batch,), grammar_start, jnp.int32)
   token, logp = _sample(_constrain(model.logits_from_hidden(last), grammar, gstate),
-                        jax.random.fold_in(rng, 0), temperature, greedy, top_k, top_p_value)
+                        _fold(rng, 0), temperature, greedy, top_k, top_p_value)
   gstate = _advance(grammar, gstate, token)
   window = max(1, stop_seqs.shape[1])
   recent = jnp.full((batch, window), -2, jnp.int32).at[:, -1].set(token)
@@ -203,7 +216,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
     hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed,
                                         attend_len=attend_len)
     new_token, new_logp = _sample(_constrain(model.logits_from_hidden(hidden[:, 0]), grammar, gstate),
-                                  jax.random.fold_in(rng, step), temperature, greedy, top_k,
+                                  _fold(rng, step), temperature, greedy, top_k,
                                   top_p_value)
     live = ~done
     gstate = jnp.where(live, _advance(grammar, gstate, new_token), gstate)
@@ -423,7 +436,8 @@ class Sampler:
       new_tokens: per row, the prompt (first turn) or observation tokens to append; None marks an
         inactive row (finished episode or waiting), which is neither extended nor decoded.
       max_new_tokens: decode budget per row for this turn (rows may stop earlier).
-      rng: a JAX PRNG key for this call; temperature 0 decodes greedily.
+      rng: a JAX PRNG key for this call, or a [batch_size] array of keys, one per row (what
+        a row samples then depends on its own key only); temperature 0 decodes greedily.
     """
     if max_new_tokens < 1:
       raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")

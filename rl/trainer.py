@@ -336,8 +336,7 @@ class Trainer:
     """Loads the current weights into the sampler; a fresh RNG stream per phase (resume-safe)."""
     self.model_policy.update_params(self.state.policy)
     self.model_policy.set_temperature(temperature)
-    self.model_policy._key = jax.random.key(seed)  # pylint: disable=protected-access
-    self.model_policy._calls = 0  # pylint: disable=protected-access
+    self.model_policy.reseed(seed)
 
   @contextlib.contextmanager
   def _episode_phase(self, engine, label: str, episodes: int, *, quiet: bool = False):

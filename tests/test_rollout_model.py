@@ -78,3 +78,29 @@ def test_model_policy_reuses_rows_under_a_live_episode_limit(tmp_path):
   for ep in episodes:
     history = policy.histories[ep.record["episode_id"]]
     assert history and ep.tokens[:len(history)] == history
+
+
+def test_what_an_episode_samples_does_not_depend_on_which_episodes_share_its_call():
+  """Which episodes ask for an action together depends on sandbox timing: each episode's turn
+  samples with its own key (seed, rollout, episode id, turn), so grouping changes no token."""
+  sampler, _ = _sampler_and_renderer()
+  rng = np.random.default_rng(0)
+  prompts = {e: rng.integers(5, 4000, size=6 + e).tolist() for e in range(4)}
+
+  def request(e):
+    return policies.ActRequest(episode_id=e, task=None, new_tokens=prompts[e], context=prompts[e],
+                               messages=[], turn=0, max_new_tokens=10, turns_left=1)
+
+  def sample(groups):
+    policy = policies.ModelPolicy(sampler, batch_size=4, temperature=1.0, seed=3)
+    policy.begin(4)
+    out = {}
+    for group in groups:
+      for e, result in zip(group, policy.act([request(e) for e in group])):
+        out[e] = result.tokens
+    return out
+
+  together = sample([[0, 1, 2, 3]])
+  assert sample([[2], [3, 0], [1]]) == together
+  assert sample([[3, 2, 1, 0]]) == together
+  assert len({tuple(t) for t in together.values()}) == 4  # the episodes draw differently
