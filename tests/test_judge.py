@@ -46,10 +46,16 @@ class FakeServer:
           outer.headers.append(dict(self.headers))
           outer.in_flight += 1
           outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+        answered = False
         try:
           status, payload, delay = outer.script(index, body)
           time.sleep(delay)
           data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+          # Out of flight before the answer leaves: the client may send its next request as soon
+          # as it has read this one, before this thread runs again.
+          with outer.lock:
+            outer.in_flight -= 1
+            answered = True
           self.send_response(status)
           self.send_header("Content-Type", "application/json")
           self.send_header("Content-Length", str(len(data)))
@@ -58,8 +64,9 @@ class FakeServer:
         except (BrokenPipeError, ConnectionResetError):
           pass
         finally:
-          with outer.lock:
-            outer.in_flight -= 1
+          if not answered:
+            with outer.lock:
+              outer.in_flight -= 1
 
     self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     self.httpd.daemon_threads = True
