@@ -14,7 +14,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -347,15 +349,28 @@ class ToolExecutor:
     return ToolOutcome(f"Wrote the answer to {self.solution_file}.", ok=True, submitted=True)
 
 
+# compile() prints the compiler's SyntaxWarnings ("'int' object is not subscriptable") about the
+# agent's code on the trainer's stderr; they are the agent's business, not the run's. The warning
+# filters are process-wide, so the threads that check code take turns.
+_COMPILE_LOCK = threading.Lock()
+
+
+def python_compiles(text: str, path: str) -> bool:
+  """Whether `text` compiles as Python (no code is executed), without printing its warnings."""
+  with _COMPILE_LOCK, warnings.catch_warnings():
+    warnings.simplefilter("ignore", SyntaxWarning)
+    try:
+      compile(text, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+      return False
+  return True
+
+
 def _compiles(path: str, text: str) -> bool | None:
   """Whether a written Python file compiles (None for other files); no code is executed."""
   if not path.endswith(".py"):
     return None
-  try:
-    compile(text, path, "exec", dont_inherit=True)
-  except (SyntaxError, ValueError):
-    return False
-  return True
+  return python_compiles(text, path)
 
 
 def _short(e: BaseException, limit: int = 300) -> str:

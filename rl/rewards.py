@@ -299,13 +299,9 @@ def process_reward(prev: ProcessState, new: ProcessState, settings: RewardSettin
 
 def compile_ok(files: Mapping[str, str]) -> bool:
   """True when every .py file compiles (a cheap process-reward signal, no execution)."""
-  for path, text in files.items():
-    if path.endswith(".py"):
-      try:
-        compile(text, path, "exec", dont_inherit=True)
-      except (SyntaxError, ValueError):
-        return False
-  return True
+  from rl.agent import python_compiles  # pylint: disable=import-outside-toplevel
+
+  return all(python_compiles(text, path) for path, text in files.items() if path.endswith(".py"))
 
 
 class FinalGradingGate:

@@ -154,3 +154,18 @@ def test_run_observations_leave_out_pytest_durations(line, want):
   result = types.SimpleNamespace(exit_code=1, stdout=f"F.\n{line}\n", stderr=line)
   got = agent_lib.format_exec_result(result, timeout_s=10.0)
   assert got == f"exit code: 1\nstdout:\nF.\n{want}\nstderr:\n{want}"
+
+
+def test_syntax_checks_of_agent_code_print_no_compiler_warnings(capfd):
+  """The compiler's SyntaxWarnings about the agent's code must not reach the trainer's output."""
+  import warnings
+
+  from rl.agent import python_compiles
+  from rl.rewards import compile_ok
+
+  with warnings.catch_warnings():
+    warnings.simplefilter("default")  # as a plain `python train.py` process shows them
+    assert python_compiles("x = 1[0]\n", "lists.py")
+    assert compile_ok({"lists.py": "y = (1)(2)\n"})
+    assert not python_compiles("def f(:\n", "broken.py")
+  assert "Warning" not in capfd.readouterr().err
