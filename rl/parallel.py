@@ -15,9 +15,8 @@ global batch (`rows_to_global`); host-side counts are summed over processes (`su
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import jax
 import numpy as np
@@ -25,6 +24,9 @@ from flax import nnx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 Rules = Sequence[tuple[str, Any]]
+# The rules of configs/default.py (`mesh.rules`), for callers without a config; the config does
+# not import this module because config files load before JAX may start (scripts set XLA_FLAGS
+# after reading them). tests/test_sharding.py checks the two agree.
 DEFAULT_RULES: Rules = (
     ("batch", ("data", "fsdp")),
     ("embed", "fsdp"),
@@ -123,12 +125,6 @@ def state_shardings(state: nnx.State, mesh: Mesh, rules: Rules = DEFAULT_RULES) 
   """A State-shaped tree of NamedShardings (usable as jit in/out_shardings) for `state`."""
   return jax.tree.map(lambda v: v.replace(_var_sharding(v, mesh, rules)), state,
                       is_leaf=lambda x: isinstance(x, nnx.Variable))
-
-
-def model_shardings(build: Callable[[], nnx.Module], mesh: Mesh, rules: Rules = DEFAULT_RULES,
-                    filter: Any = nnx.Param) -> nnx.State:
-  """Shardings of the `filter` state of the module `build()` returns, without allocating it."""
-  return state_shardings(nnx.state(nnx.eval_shape(build), filter), mesh, rules)
 
 
 def shardings_like(tree: Any, params: Any, param_shardings: Any, mesh: Mesh) -> Any:
@@ -242,21 +238,6 @@ def rows_to_global(local_rows: np.ndarray, sharding: NamedSharding) -> jax.Array
   return jax.make_array_from_process_local_data(sharding, local_rows)
 
 
-def local_rows(array: jax.Array) -> np.ndarray:
-  """This process's rows of a global [B, ...] array sharded over rows (the inverse of
-  `rows_to_global`); the whole array with one process."""
-  if array.is_fully_addressable:
-    return np.asarray(array)
-  shards = sorted(array.addressable_shards, key=lambda s: s.index[0].start or 0)
-  pieces, seen = [], set()
-  for shard in shards:
-    start = shard.index[0].start or 0
-    if start not in seen:  # replicas of the same rows on several local devices
-      seen.add(start)
-      pieces.append(np.asarray(shard.data))
-  return np.concatenate(pieces, axis=0)
-
-
 def sum_over_processes(values: dict[str, float]) -> dict[str, float]:
   """Host-side scalars (token and sequence counts of this process's rows) summed over processes."""
   if jax.process_count() == 1:
@@ -266,15 +247,6 @@ def sum_over_processes(values: dict[str, float]) -> dict[str, float]:
   keys = sorted(values)
   gathered = multihost_utils.process_allgather(np.asarray([values[k] for k in keys], np.float64))
   return dict(zip(keys, (float(v) for v in np.asarray(gathered).reshape(-1, len(keys)).sum(0))))
-
-
-def max_over_processes(value: int) -> int:
-  """The largest of each process's `value` (a padded length every process must agree on)."""
-  if jax.process_count() == 1:
-    return int(value)
-  from jax.experimental import multihost_utils
-
-  return int(np.max(multihost_utils.process_allgather(np.asarray([value], np.int64))))
 
 
 # -- memory -------------------------------------------------------------------------------------
@@ -293,16 +265,3 @@ def bytes_per_device(tree: Any) -> int:
       for device in leaf.sharding.addressable_devices:
         totals[device] = totals.get(device, 0) + nbytes
   return max(totals.values()) if totals else 0
-
-
-@dataclasses.dataclass(frozen=True)
-class Layout:
-  """Where a run's arrays live: the mesh, its rules, and the shardings of the train state."""
-
-  mesh: Mesh
-  rules: Rules
-  state: Any  # TrainState-shaped shardings
-  policy: Any  # the policy parameters' (and the reference's) shardings
-
-  def rows(self, ndim: int = 2, rows: int | None = None) -> NamedSharding:
-    return rows_sharding(self.mesh, self.rules, ndim, rows)

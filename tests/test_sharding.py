@@ -82,6 +82,11 @@ def test_sharded_forward_and_gradients_match_single_device():
       result.stdout[-3000:] + result.stderr[-6000:])
 
 
+def test_default_rules_are_the_default_configs():
+  from rl.parallel import DEFAULT_RULES, config_rules
+  assert config_rules(get_config()) == tuple(DEFAULT_RULES)
+
+
 def test_mesh_errors():
   from rl.parallel import make_mesh
   with pytest.raises(ValueError, match="needs 4 devices"):
