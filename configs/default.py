@@ -320,6 +320,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # only to itself: the same token-level losses with less padding (rl.batching.pack_minibatch;
   # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses, never GSPO.
   c.trainer.pack_fraction = 0.5
+  # Compiled XLA programs are kept here and reused by later runs with the same shapes (other
+  # seeds, resumed runs): a run's compile time (time/compile_s) is paid once ("" = off).
+  c.trainer.compilation_cache_dir = "~/.cache/rlcoder/jax"
+  c.trainer.compilation_cache_min_s = 0.5  # programs that compile faster are not kept
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
   c.trainer.plots = True  # PNGs in <workdir>/plots at the end of the run (rl/plots.py)

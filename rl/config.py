@@ -77,6 +77,7 @@ _RANGES = (
     ("sft.ptx_steps", 0, math.inf, True),
     ("trainer.train_eval_samples", 0, math.inf, True),
     ("trainer.pack_fraction", 0.0, 1.0, True),
+    ("trainer.compilation_cache_min_s", 0.0, math.inf, True),
     ("algo.group_size", 1, math.inf, True),
     ("algo.entropy_coef", -math.inf, math.inf, True),
     ("algo.kl_coef", 0.0, math.inf, True),

@@ -178,7 +178,7 @@ def plan(config, mesh, rules, *, hf_config: str = "", seq_len: int = 0, compile_
   needs_ref = config.algo.kl_coef > 0 or config.algo.kl_target > 0
   rows = config.trainer.tasks_per_iteration * config.algo.group_size
   kv_sharding = parallel.kv_cache_sharding(mesh, rules, rows, cfg.num_kv_heads)
-  kv_one = jax.ShapeDtypeStruct((rows, config.sampling.max_cache_len, cfg.num_kv_heads, cfg.dim_per_head),
+  kv_one = jax.ShapeDtypeStruct((rows, cfg.num_kv_heads, config.sampling.max_cache_len, cfg.dim_per_head),
                                 as_dtype(cfg.dtype), sharding=kv_sharding)
   scratch = None
   if compile_update:

@@ -164,10 +164,10 @@ def batch_parallel_size(mesh: Mesh, rules: Rules = DEFAULT_RULES) -> int:
 
 
 def kv_cache_sharding(mesh: Mesh, rules: Rules, batch: int, kv_heads: int) -> NamedSharding:
-  """A [B, S, kv_heads, head_dim] cache array: rows over the batch axes, heads over `tensor`
-  (where they divide), so decoding never gathers the cache or the weights on one device."""
-  return NamedSharding(mesh, logical_to_spec(("batch", None, "kv_heads", None),
-                                             (batch, 1, kv_heads, 1), mesh, rules))
+  """A KVCache keys or values array ([B, kv_heads, ...]): rows over the batch axes, heads over
+  `tensor` (where they divide), so decoding never gathers the cache or the weights on one device."""
+  return NamedSharding(mesh, logical_to_spec(("batch", "kv_heads", None, None),
+                                             (batch, kv_heads, 1, 1), mesh, rules))
 
 
 # -- models -------------------------------------------------------------------------------------

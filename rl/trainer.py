@@ -32,6 +32,7 @@ from flax import nnx
 
 from rl import advantages as advantages_lib
 from rl import batching
+from rl import compilation
 from rl import config as config_lib
 from rl import duration as duration_lib
 from rl import evaluation
@@ -774,6 +775,7 @@ class Trainer:
     it = self.iteration
     timings = {}
     t0 = time.perf_counter()
+    compiled_s = compilation.compile_seconds()
     temperature = self.temperature()
     tasks = self.with_improve_prompts(self.sample_tasks(it), it)
     self._set_policy(temperature, seed=c.seed * 100_003 + it)
@@ -822,6 +824,7 @@ class Trainer:
         batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
     self.record_solutions(rollout, it)
     if not episodes:
+      timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
       return self._skipped_iteration(outcomes, rollout_metrics, timings, temperature, sample_tokens)
     B, T = batch.tokens.shape
     metrics: dict[str, float] = {"train/episodes": float(len(episodes)), "train/update_skipped": 0.0,
@@ -901,6 +904,8 @@ class Trainer:
       metrics.update(self._ptx_steps(it))
     update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
     timings["time/update_s"] = time.perf_counter() - t2
+    # Tracing and compiling new shapes, inside the phases above (0 when every shape is cached).
+    timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
 
     # -- metrics -----------------------------------------------------------------------------------
     real = np.arange(B) < len(episodes)
@@ -1098,6 +1103,9 @@ def _hack_metrics(episodes) -> dict[str, float]:
 def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
   config_lib.validate(config)  # names and numbers first: nothing starts on a bad config
   parallel.initialize(config)
+  compilation.use_persistent_cache(config.trainer.compilation_cache_dir,
+                                   config.trainer.compilation_cache_min_s)
+  compilation.start_timing()
   config_lib.validate(config, num_devices=jax.device_count())
   workdir = prepare_workdir(config, workdir)
   display = progress_lib.make_display()

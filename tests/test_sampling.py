@@ -202,3 +202,23 @@ def test_cache_overflow_error_and_truncation(qwen):
   with pytest.raises(ValueError, match="3 rows of tokens for a batch of 2"):
     lenient.generate(lenient.new_conversations(2), [[1]] * 3, max_new_tokens=2,
                      rng=jax.random.key(0))
+
+
+def test_inverse_cdf_draws_follow_the_distribution():
+  """`_categorical` (one uniform per row) draws each token with its softmax probability: zero
+  probability never, the rest within 4 standard errors over 40,000 draws, with a vocabulary that
+  spans several CDF blocks and keys given per row or for the whole batch."""
+  from rl.sampling import CDF_BLOCK, _categorical
+  vocab = 2 * CDF_BLOCK + 37
+  probs = np.zeros(vocab)
+  probs[[0, 5, CDF_BLOCK - 1, CDF_BLOCK, vocab - 1]] = [0.1, 0.3, 0.05, 0.25, 0.3]
+  logits = np.where(probs > 0, np.log(np.maximum(probs, 1e-30)), -np.inf).astype(np.float32)
+  rows = 20_000
+  for rng in (jax.random.key(3), jax.random.split(jax.random.key(4), rows)):
+    draws = np.concatenate([np.asarray(_categorical(rng, np.tile(logits, (rows, 1))))
+                            for rng in (rng, jax.random.fold_in(rng, 1) if rng.ndim == 0
+                                        else jax.vmap(lambda k: jax.random.fold_in(k, 1))(rng))])
+    freq = np.bincount(draws, minlength=vocab) / draws.size
+    assert freq[probs == 0].sum() == 0
+    stderr = np.sqrt(probs * (1 - probs) / draws.size)
+    assert np.all(np.abs(freq - probs) <= 4 * stderr + 1e-12), (freq[probs > 0], probs[probs > 0])
