@@ -45,9 +45,12 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.model.param_dtype = "float32"
   c.model.value_head = "separate"  # "shared" (on the policy trunk) | "separate" (a critic model)
   c.model.remat = False
-  # Training/scoring attention: "einsum" | "xla" | "cudnn" (fused flash kernel on NVIDIA GPUs;
-  # scripts/bench_device.py measures it). All three give the same outputs for the trainer's batches.
-  c.model.attention = "einsum"
+  # Training/scoring attention: "tiled" (tiles with an online softmax that skip what no query can
+  # see, e.g. across a packed row's sequences; 1.9-2.3x "einsum" on the default's packed
+  # mini-batches on 2 CPU cores, scripts/bench_attention.py) | "einsum" | "xla" | "cudnn" (fused
+  # flash kernel on NVIDIA GPUs; scripts/bench_device.py). All give the same outputs for the
+  # trainer's batches.
+  c.model.attention = "tiled"
   c.model.logits_chunk = 256  # sequence chunk for log-prob/entropy in the update step
 
   # --- multi-host (JAX distributed runtime); empty coordinator = single process ---------

@@ -22,7 +22,7 @@ from rl.config_fields import ConfigError  # re-exported: the error of every conf
 
 _ENUMS = {
     "model.value_head": ("shared", "separate"),
-    "model.attention": ("einsum", "xla", "cudnn"),
+    "model.attention": ("einsum", "tiled", "xla", "cudnn"),
     "agent.mode": ("multi_turn", "single_turn"),
     "agent.tool_prompt": ("compact", "schema"),
     "algo.kl_in": ("loss", "reward"),

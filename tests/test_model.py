@@ -139,9 +139,11 @@ def test_remat_gives_same_gradients(ids):
     np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-def test_fused_attention_matches_einsum_on_right_padded_rows(ids):
-  """attention="xla" (jax.nn.dot_product_attention; "cudnn" takes the same path on a GPU) gives
-  the einsum path's log-probs, values and gradients at every real token of right-padded rows."""
+@pytest.mark.parametrize("other", ["xla", "tiled"])
+def test_fused_attention_matches_einsum_on_right_padded_rows(ids, other):
+  """attention="xla" (jax.nn.dot_product_attention; "cudnn" takes the same path on a GPU) and
+  "tiled" give the einsum path's log-probs, values and gradients at every real token of
+  right-padded rows."""
   lengths = np.array([12, 7])
   mask = (np.arange(12)[None] < lengths[:, None]).astype(np.int32)
   padded = np.where(mask, ids, 0)
@@ -157,7 +159,7 @@ def test_fused_attention_matches_einsum_on_right_padded_rows(ids):
     (_, out), grad = jax.jit(jax.value_and_grad(loss, has_aux=True))(state)
     return out, grad
 
-  (ref, ref_grad), (fused, fused_grad) = outputs("einsum"), outputs("xla")
+  (ref, ref_grad), (fused, fused_grad) = outputs("einsum"), outputs(other)
   for key in ("logprobs", "values"):
     np.testing.assert_allclose(np.asarray(fused[key]) * mask, np.asarray(ref[key]) * mask, atol=2e-5)
   for a, b in zip(jax.tree.leaves(ref_grad), jax.tree.leaves(fused_grad)):
@@ -252,7 +254,7 @@ def test_truncated_logprobs_send_no_gradient_outside_the_support():
   np.testing.assert_allclose(made[0], logp, atol=1e-6)
 
 
-@pytest.mark.parametrize("attention", ["einsum", "xla"])
+@pytest.mark.parametrize("attention", ["einsum", "tiled", "xla"])
 def test_packed_rows_give_each_sequence_its_own_outputs(ids, attention):
   """Two sequences laid end to end in one row (segment_ids) get the log-probs, entropies and
   values they get alone, except the first token of the second (a prompt token: masked)."""
@@ -335,3 +337,35 @@ def test_needed_positions_get_the_full_outputs_and_gradients(extras):
     assert not np.any(got[:, 1:][~needed[:, 1:]]), key  # (index 0 has no prediction: its fill)
   for g, h in zip(jax.tree.leaves(part_grads), jax.tree.leaves(full_grads)):
     np.testing.assert_allclose(np.asarray(g), np.asarray(h), atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("tile", [4, 5])
+def test_tiled_attention_gives_the_einsum_outputs_and_gradients(monkeypatch, tile):
+  """attention="tiled" with tiles smaller than the rows (5: the last tile padded) gives the einsum
+  attention's outputs and gradients at every real token of packed rows (three sequences and
+  padding; two sequences) and of a right-padded row, skipped tiles included."""
+  from rl.models import transformer
+
+  monkeypatch.setattr(transformer, "TILE", tile)  # read when tracing
+  rng = np.random.default_rng(7)
+  ids = rng.integers(3, 4096, size=(2, 23)).astype(np.int32)
+  packed = {"segment_ids": np.array([[1] * 9 + [2] * 6 + [3] * 5 + [0] * 3, [1] * 15 + [2] * 8])}
+  padded = {"attention_mask": (np.arange(23)[None] < np.array([[17], [23]])).astype(np.int32)}
+  for key in (packed, padded):
+    real = next(iter(key.values())) > 0
+    results = {}
+    for attention in ("einsum", "tiled"):
+      graphdef, params = nnx.split(init_model(tiny_config("test", value_head="shared",
+                                                          attention=attention), seed=2))
+
+      def outputs(params):
+        out = token_logprobs(nnx.merge(graphdef, params), ids, chunk=8, with_values=True, **key)
+        return jnp.sum(jnp.where(real, out["logprobs"] + out["values"], 0.0)), out
+
+      results[attention] = jax.jit(jax.value_and_grad(outputs, has_aux=True))(params)
+    (_, ref), ref_grads = results["einsum"]
+    (_, got), grads = results["tiled"]
+    for name in ("logprobs", "entropy", "values"):
+      np.testing.assert_allclose(np.where(real, got[name], 0), np.where(real, ref[name], 0), atol=2e-5)
+    for a, b in zip(jax.tree.leaves(ref_grads), jax.tree.leaves(grads)):
+      np.testing.assert_allclose(a, b, atol=2e-5)

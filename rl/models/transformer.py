@@ -16,6 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from rl.models.tiled_attention import tiled_causal_attention
+
 Array = jax.Array
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
@@ -37,7 +39,7 @@ def as_dtype(dtype: Any) -> Any:
   return _DTYPES[name]
 
 
-ATTENTION_IMPLS = ("einsum", "xla", "cudnn")
+ATTENTION_IMPLS = ("einsum", "tiled", "xla", "cudnn")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +69,8 @@ class ModelConfig:
   param_dtype: str = "float32"
   remat: bool = False  # rematerialise each layer in the backward pass
   # Cache-free (training/scoring) attention: "einsum" (scores materialised; any padding) |
-  # "xla" or "cudnn" (jax.nn.dot_product_attention, causal; "cudnn" is its fused flash kernel on
+  # "tiled" (rl.models.tiled_attention: tiles with an online softmax, skipping tiles no query
+  # can see, e.g. across the sequences of a packed row; faster on CPUs) | "xla" or "cudnn" (jax.nn.dot_product_attention, causal; "cudnn" is its fused flash kernel on
   # NVIDIA GPUs). The last two need right-padded rows, as every batch the trainer builds is: a
   # row's padding then only changes outputs at padding positions, which the losses mask.
   attention: str = "einsum"
@@ -259,6 +262,8 @@ class KVCache:
 # that sees none (a padding position) averages over fewer keys. 0 = one block.
 # scripts/bench_attention.py measures it against 0.
 ATTENTION_BLOCK = 256
+# Tile edge of the "tiled" attention (rl.models.tiled_attention).
+TILE = 128
 
 
 def _attend_causal(q: Array, keys: Array, values: Array, mask: Array, num_kv_heads: int,
@@ -323,6 +328,9 @@ class Attention(nnx.Module):
     k = apply_rope(k, positions, inv_freq)
     # Integer key_valid = segment ids of packed rows (hidden_states(segment_ids=...)).
     packed = key_valid is not None and jnp.issubdtype(key_valid.dtype, jnp.integer)
+    if cache_kv is None and cfg.attention == "tiled":
+      segments = None if key_valid is None else key_valid.astype(jnp.int32)
+      return self._project_out(tiled_causal_attention(q, k, v, segments, TILE), dt), None
     if cache_kv is None and cfg.attention != "einsum" and not packed:
       out = jax.nn.dot_product_attention(q, k, v, is_causal=True, implementation=cfg.attention)
       return self._project_out(out, dt), None
