@@ -94,6 +94,36 @@ def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple:
       lengths=np.minimum(lengths, T))
 
 
+def pad_length(batch: RolloutBatch, length: int, pad_id: int = 0) -> RolloutBatch:
+  """`batch` with its [B, T] arrays padded to `length` positions (padding: not valid, no action),
+  e.g. to a length several processes agree on."""
+  B, T = batch.tokens.shape
+  if length < T:
+    raise ValueError(f"pad_length: the batch has {T} positions, more than {length}")
+  if length == T:
+    return batch
+  extra = ((0, 0), (0, length - T))
+  return dataclasses.replace(
+      batch, tokens=np.pad(batch.tokens, extra, constant_values=pad_id), valid=np.pad(batch.valid, extra),
+      action_mask=np.pad(batch.action_mask, extra), sampler_logprobs=np.pad(batch.sampler_logprobs, extra),
+      turn_rewards=np.pad(batch.turn_rewards, extra), turn_ids=np.pad(batch.turn_ids, extra))
+
+
+def blank_batch(length: int, pad_id: int = 0) -> RolloutBatch:
+  """One row without an action token (two valid padding tokens, so that attention has keys): what
+  a process without a trainable episode pads its share of a multi-process batch from."""
+  B, T = 1, max(int(length), 2)
+  valid = np.zeros((B, T), np.float32)
+  valid[:, :2] = 1.0
+  zeros = np.zeros((B, T), np.float32)
+  return RolloutBatch(tokens=np.full((B, T), pad_id, np.int32), valid=valid, action_mask=zeros,
+                      sampler_logprobs=zeros.copy(), turn_rewards=zeros.copy(),
+                      turn_ids=np.zeros((B, T), np.int32), scores=np.zeros((B,), np.float32),
+                      group_ids=np.full((B,), -1, np.int32), durations=np.zeros((B,), np.float32),
+                      truncated=np.zeros((B,), bool), success=np.zeros((B,), bool),
+                      lengths=np.full((B,), 2, np.int32))
+
+
 ERROR_MASKING = ("none", "after_error", "episode")
 
 

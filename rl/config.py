@@ -133,7 +133,8 @@ def required_fields() -> list[str]:
   return sorted(leaves(default.get_config(), ""))
 
 
-def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None) -> None:
+def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None,
+             num_processes: int | None = None) -> None:
   """Raises ConfigError for the first invalid field (all checks are cheap)."""
   for field in required_fields():
     get_field(config, field)
@@ -149,6 +150,8 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
       bound = f"{'>=' if lo_inclusive else '>'} {lo}" + (f" and <= {hi}" if hi != math.inf else "")
       raise ConfigError(f"config.{field}={value!r} must be {bound}")
   _check_batch_arithmetic(config, num_devices)
+  if num_processes is not None:
+    check_process_split(config, num_processes)
   if config.sft.carry_optimizer_state and config.optim.policy_optimizer != "adamw":
     raise ConfigError("config.sft.carry_optimizer_state needs optim.policy_optimizer='adamw' (SFT's "
                       f"optimiser), got {config.optim.policy_optimizer!r}")
@@ -229,6 +232,19 @@ def _check_batch_arithmetic(config: ml_collections.ConfigDict, num_devices: int 
       raise ConfigError(
           f"config.optim.micro_batch_size={optim.micro_batch_size} must be divisible by the "
           f"mesh's batch-parallel size {data_parallel} (axes data x fsdp of {tuple(config.mesh.shape)})")
+
+
+def check_process_split(config: ml_collections.ConfigDict, num_processes: int) -> None:
+  """Several processes split each iteration's tasks (each runs whole groups of episodes) and each
+  mini-batch's and micro-batch's rows evenly between them."""
+  if num_processes <= 1:
+    return
+  for field in ("trainer.tasks_per_iteration", "optim.mini_batch_size", "optim.micro_batch_size"):
+    value = get_field(config, field)
+    if value % num_processes:
+      raise ConfigError(f"config.{field}={value} must be divisible by the {num_processes} processes: "
+                        "each process runs an equal share of the tasks and contributes an equal "
+                        "share of every batch's rows")
 
 
 def to_json(config: ml_collections.ConfigDict) -> str:

@@ -25,7 +25,8 @@ def _to_float(value) -> float | None:
 
 
 class MetricWriter:
-  """`write_scalars(step, {"train/reward_mean": ...})`; no-op on processes other than 0."""
+  """`write_scalars(step, {"train/reward_mean": ...})`: writes on process 0 only, and returns the
+  row on every process (what the checkpoint of the iteration is kept by)."""
 
   def __init__(self, workdir: str | Path, *, tensorboard: bool = True, wandb: bool = False,
                config: dict | None = None, process_index: int = 0, time_offset_s: float = 0.0):
@@ -72,13 +73,13 @@ class MetricWriter:
     os.replace(tmp, self.path)
 
   def write_scalars(self, step: int, scalars: Mapping[str, object]) -> dict:
-    if not self.enabled:
-      return {}
     row = {"step": int(step), "time_s": round(self.elapsed_s(), 3)}
     for key, value in sorted(scalars.items()):
       f = _to_float(value)
       if f is not None:
         row[key] = f
+    if not self.enabled:
+      return row
     with self.path.open("a") as fh:
       fh.write(json.dumps(row) + "\n")
     if self._tb is not None:

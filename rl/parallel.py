@@ -9,13 +9,19 @@ sharding of the parameter each of its leaves mirrors; jitted steps take and retu
 Multi-host runs use JAX's own distributed runtime: `initialize(config)` calls
 `jax.distributed.initialize` when `config.distributed.coordinator` (or the standard
 JAX_COORDINATOR_ADDRESS / JAX_NUM_PROCESSES / JAX_PROCESS_ID environment) names a coordinator.
-Each process then runs its own rollouts and sandboxes and contributes its own rows to the
-global batch (`rows_to_global`); host-side counts are summed over processes (`sum_over_processes`).
+Each process then runs its own share of the rollouts (`process_share`) with its own sandboxes
+and a sampler on its own devices (`LocalReplica`: a whole copy of the sharded weights on the
+process's devices), and contributes its own rows to the global batch (`rows_to_global`, read back
+with `local_rows`); shapes every process must agree on are maxima (`max_over_processes`),
+host-side counts are summed (`sum_over_processes`), and what needs every row (batch statistics,
+metrics) is gathered (`concat_over_processes`, `gather_objects`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pickle
 from typing import Any, Sequence
 
 import jax
@@ -238,6 +244,92 @@ def rows_to_global(local_rows: np.ndarray, sharding: NamedSharding) -> jax.Array
   return jax.make_array_from_process_local_data(sharding, local_rows)
 
 
+def local_rows(array: jax.Array) -> np.ndarray:
+  """This process's rows of a global [B, ...] array (the inverse of `rows_to_global`: rows
+  p * B / P to (p + 1) * B / P of process p), whatever sharding XLA gave the array; the whole
+  array with one process."""
+  if jax.process_count() == 1 or array.is_fully_addressable:
+    return np.asarray(array)
+  per = array.shape[0] // jax.process_count()
+  start = jax.process_index() * per
+  out = np.zeros((per,) + array.shape[1:], array.dtype)
+  filled = np.zeros(per, bool)
+  for shard in array.addressable_shards:
+    rows = range(*shard.index[0].indices(array.shape[0]))
+    lo, hi = max(rows.start, start), min(rows.stop, start + per)
+    if lo >= hi:
+      continue
+    data = np.asarray(shard.data)[lo - rows.start:hi - rows.start]
+    out[(slice(lo - start, hi - start),) + tuple(shard.index[1:])] = data
+    filled[lo - start:hi - start] = True
+  if not filled.all():
+    # The rows were laid out elsewhere (replicated over another process, say): gather them.
+    from jax.experimental import multihost_utils
+    return np.asarray(multihost_utils.process_allgather(array, tiled=True))[start:start + per]
+  return out
+
+
+def rows_split_by_process(mesh: Mesh, rules: Rules = DEFAULT_RULES) -> bool:
+  """Whether the rows of a [B, ...] array split over the batch axes fall into one contiguous block
+  per process, in process order: what `rows_to_global` and `local_rows` need (the batch axes
+  span the processes; tensor parallelism stays within one)."""
+  processes = jax.process_count()
+  n = batch_parallel_size(mesh, rules)
+  if n % processes:
+    return False
+  per = n // processes
+  owner = np.full(n, -1)
+  for device, index in rows_sharding(mesh, rules, 1, rows=n).devices_indices_map((n,)).items():
+    rows = np.arange(n)[index[0]]
+    if (owner[rows] >= 0).any() and (owner[rows] != device.process_index).any():
+      return False  # the same rows on two processes
+    owner[rows] = device.process_index
+  return bool((owner == np.arange(n) // per).all())
+
+
+def process_share(items: Sequence[Any]) -> list[Any]:
+  """This process's share of `items`: items p, p + P, p + 2P, ... of process p (all of them with
+  one process). Every process gets the same number when P divides len(items)."""
+  return list(items)[jax.process_index()::jax.process_count()]
+
+
+def max_over_processes(values: dict[str, int]) -> dict[str, int]:
+  """The largest of each process's value per key (a row count or padded length every process
+  must agree on)."""
+  if jax.process_count() == 1:
+    return dict(values)
+  from jax.experimental import multihost_utils
+
+  keys = sorted(values)
+  gathered = multihost_utils.process_allgather(np.asarray([values[k] for k in keys], np.int64))
+  return dict(zip(keys, (int(v) for v in np.asarray(gathered).reshape(-1, len(keys)).max(0))))
+
+
+def concat_over_processes(tree: Any) -> Any:
+  """Every leaf ([n, ...] host arrays of the same shape on every process) concatenated over the
+  processes along its first axis, in process order; `tree` itself with one process."""
+  if jax.process_count() == 1:
+    return tree
+  from jax.experimental import multihost_utils
+
+  return jax.tree.map(np.asarray, multihost_utils.process_allgather(tree, tiled=True))
+
+
+def gather_objects(value: Any) -> list[Any]:
+  """Every process's `value` (any picklable object, of any size), in process order; `[value]`
+  with one process."""
+  if jax.process_count() == 1:
+    return [value]
+  from jax.experimental import multihost_utils
+
+  data = np.frombuffer(pickle.dumps(value), np.uint8)
+  sizes = np.asarray(multihost_utils.process_allgather(np.asarray([data.size], np.int64))).reshape(-1)
+  padded = np.zeros(int(sizes.max()), np.uint8)
+  padded[:data.size] = data
+  gathered = np.asarray(multihost_utils.process_allgather(padded))
+  return [pickle.loads(gathered[p, :sizes[p]].tobytes()) for p in range(len(sizes))]
+
+
 def sum_over_processes(values: dict[str, float]) -> dict[str, float]:
   """Host-side scalars (token and sequence counts of this process's rows) summed over processes."""
   if jax.process_count() == 1:
@@ -247,6 +339,54 @@ def sum_over_processes(values: dict[str, float]) -> dict[str, float]:
   keys = sorted(values)
   gathered = multihost_utils.process_allgather(np.asarray([values[k] for k in keys], np.float64))
   return dict(zip(keys, (float(v) for v in np.asarray(gathered).reshape(-1, len(keys)).sum(0))))
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalReplica:
+  """A whole copy of sharded weights on this process's own devices, for a process-local sampler.
+
+  `mesh` holds this process's devices with the global mesh's axes (tensor parallelism as the
+  global mesh has it where the process's devices hold it, the rest over `fsdp`); `gathered` holds
+  every device as [processes, *mesh's shape], row p being process p's `mesh`. `copy` reshards
+  onto `gathered` (replicated over processes, each process's copy laid out by `rules` over its
+  own devices), which is one collective, and hands each process its copy as arrays of `mesh`:
+  decoding then needs no other process.
+  """
+
+  mesh: Mesh
+  gathered: Mesh
+  rules: Rules
+
+  @classmethod
+  def of(cls, mesh: Mesh, rules: Rules = DEFAULT_RULES) -> "LocalReplica":
+    by_process: dict[int, list] = {}
+    for device in mesh.devices.flat:
+      by_process.setdefault(device.process_index, []).append(device)
+    counts = {len(devices) for devices in by_process.values()}
+    if len(counts) != 1:
+      raise ValueError(f"processes hold different numbers of the mesh's devices: {sorted(counts)}")
+    local = counts.pop()
+    shape = {axis: 1 for axis in mesh.axis_names}
+    tensor = mesh.shape.get("tensor", 1)
+    if "tensor" in shape and local % tensor == 0:
+      shape["tensor"] = tensor
+    rest = local // int(np.prod(list(shape.values())))
+    shape["fsdp" if "fsdp" in shape else mesh.axis_names[0]] *= rest
+    dims = tuple(shape[a] for a in mesh.axis_names)
+    ordered = [by_process[p] for p in sorted(by_process)]
+    own = np.asarray(by_process[jax.process_index()], dtype=object).reshape(dims)
+    everyone = np.asarray(ordered, dtype=object).reshape((len(ordered),) + dims)
+    return cls(Mesh(own, mesh.axis_names), Mesh(everyone, ("processes",) + tuple(mesh.axis_names)),
+               tuple(rules))
+
+  def copy(self, state: nnx.State) -> nnx.State:
+    """This process's whole copy of `state` (global arrays), laid out on `mesh`. Collective:
+    every process calls it with the same state."""
+    gathered = jax.device_put(state, state_shardings(state, self.gathered, self.rules))
+    own = state_shardings(state, self.mesh, self.rules)
+    return jax.tree.map(
+        lambda x, s: jax.make_array_from_single_device_arrays(
+            x.shape, s, [shard.data for shard in x.addressable_shards]), gathered, own)
 
 
 # -- memory -------------------------------------------------------------------------------------

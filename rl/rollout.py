@@ -105,6 +105,24 @@ def verdict_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
   return out
 
 
+def episode_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+  """The rollout metrics that the episodes alone determine (counts, means, terminations,
+  `verdict_metrics`); the engine adds its timings. Several processes compute these from
+  everyone's episodes."""
+  m = {
+      "rollout/episodes": float(len(episodes)),
+      "rollout/turns_mean": float(np.mean([len(e.turn_ends) for e in episodes])),
+      "rollout/tokens_mean": float(np.mean([len(e.tokens) for e in episodes])),
+      "rollout/action_tokens_mean": float(np.mean([sum(e.action_mask) for e in episodes])),
+      # Episodes whose final workspace had been graded before (sandbox.grading.GradeCache).
+      "rollout/grade_cached_frac": float(np.mean([bool(e.record.get("grade_cached")) for e in episodes])),
+  }
+  for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
+    m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
+  m.update(verdict_metrics(episodes))
+  return m
+
+
 @dataclasses.dataclass
 class AgentLimits:
   """The episode limits, from `config.agent` and `config.sandbox`."""
@@ -548,17 +566,24 @@ class RolloutEngine:
       self.sampling_info["temperature"] = float(temperature)
 
   # -- public -----------------------------------------------------------------------------------
-  def run(self, tasks: Sequence[Any], group_size: int = 1) -> tuple[list[Episode], dict[str, float]]:
-    """Runs `group_size` episodes of every task; returns episodes (task order) and metrics."""
+  def run(self, tasks: Sequence[Any], group_size: int = 1, group_ids: Sequence[int] | None = None
+          ) -> tuple[list[Episode], dict[str, float]]:
+    """Runs `group_size` episodes of every task; returns episodes (task order) and metrics.
+    `group_ids`: each task's group id (default its index; a process running its share of a
+    larger task list passes the tasks' indices in that list)."""
     if group_size < 1:
       raise ValueError(f"group_size must be >= 1, got {group_size}")
     if not tasks:
       return [], {}
+    if group_ids is None:
+      group_ids = range(len(tasks))
+    elif len(group_ids) != len(tasks):
+      raise ValueError(f"{len(group_ids)} group ids for {len(tasks)} tasks")
     t0 = time.perf_counter()
     # Episode ids are per rollout (0..N-1), so a policy that keys state or randomness on them
     # behaves the same in a resumed run as in an uninterrupted one.
     self._next_id = 0
-    runs = [self._new_run(task, gi) for gi, task in enumerate(tasks) for _ in range(group_size)]
+    runs = [self._new_run(task, int(gi)) for gi, task in zip(group_ids, tasks) for _ in range(group_size)]
     live = self.limits.max_live_episodes or len(runs)
     begin = getattr(self.policy, "begin", None)
     if begin is not None:
@@ -949,13 +974,7 @@ class RolloutEngine:
     overlap = _intersection_length(gen, sandbox)
     gen_s, sandbox_s = _length(gen), _length(sandbox)
     m: dict[str, float] = {
-        "rollout/episodes": float(len(episodes)),
         "rollout/wall_s": wall,
-        "rollout/turns_mean": float(np.mean([len(e.turn_ends) for e in episodes])),
-        "rollout/tokens_mean": float(np.mean([len(e.tokens) for e in episodes])),
-        "rollout/action_tokens_mean": float(np.mean([sum(e.action_mask) for e in episodes])),
-        # Episodes whose final workspace had been graded before (sandbox.grading.GradeCache).
-        "rollout/grade_cached_frac": float(np.mean([bool(e.record.get("grade_cached")) for e in episodes])),
         "rollout/policy_calls": float(len(batch_sizes)),
         "rollout/batch_size_mean": float(np.mean(batch_sizes)) if batch_sizes else 0.0,
         "perf/generate_s": gen_s,
@@ -973,9 +992,7 @@ class RolloutEngine:
       if values:
         m[f"perf/{name}_p50_s"] = float(np.percentile(values, 50))
         m[f"perf/{name}_p90_s"] = float(np.percentile(values, 90))
-    for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
-      m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
-    m.update(verdict_metrics(episodes))
+    m.update(episode_metrics(episodes))
     return m
 
 

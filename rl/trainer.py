@@ -19,6 +19,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 import resource
 import time
 from pathlib import Path
@@ -51,8 +52,9 @@ class WorkdirError(RuntimeError):
   """The run directory belongs to a different config."""
 
 
-# Sections whose change does not make a run directory a different experiment.
-_RESUMABLE_SECTIONS = {"override_workdir", "trainer"}
+# Sections whose change does not make a run directory a different experiment. `distributed`
+# says where the processes meet and which one a process is: each process of a run has its own.
+_RESUMABLE_SECTIONS = {"override_workdir", "trainer", "distributed"}
 
 
 def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> Path:
@@ -74,7 +76,10 @@ def prepare_workdir(config: ml_collections.ConfigDict, workdir: str | Path) -> P
       raise WorkdirError(
           f"{workdir} holds a run with a different config (sections {differing} differ); "
           "use another --workdir or pass --config.override_workdir=true")
-  path.write_text(json.dumps(resolved, indent=2, sort_keys=True) + "\n")
+  if jax.process_index() == 0:  # one writer; the others only check (they may be reading it)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(resolved, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
   return workdir
 
 
@@ -213,6 +218,22 @@ class Trainer:
     self.mesh = self.rules = None
     if jax.device_count() > 1:
       self.mesh, self.rules = parallel.mesh_from_config(config)
+    # Several processes (multi-host): each runs its own share of every iteration's tasks with its
+    # own sandboxes and a sampler on its own devices, and contributes its own rows to the global
+    # batch of the scoring pass and the update (docs/rollouts.md, "Several processes").
+    self.processes, self.process = jax.process_count(), jax.process_index()
+    self.multiprocess = self.processes > 1
+    self.replica = None
+    if self.multiprocess:
+      config_lib.check_process_split(config, self.processes)
+      if not parallel.rows_split_by_process(self.mesh, self.rules):
+        raise config_lib.ConfigError(
+            f"config.mesh.shape {tuple(config.mesh.shape)}: with {self.processes} processes the rows "
+            "of a batch must split into one block per process (the batch axes data x fsdp span "
+            "the processes; tensor parallelism stays within one)")
+      self.replica = parallel.LocalReplica.of(self.mesh, self.rules)
+    # The episodes one process runs at a time in a training iteration (its share).
+    self.rollout_rows = config.trainer.tasks_per_iteration * config.algo.group_size // self.processes
     cfg, policy, critic = build_models(config, len(self.tokenizer), eos_id, self.pad_id,
                                        mesh=self.mesh, rules=self.rules)
     self.model_config = cfg
@@ -255,7 +276,10 @@ class Trainer:
     self.time_offset_s = 0.0
 
     self.checkpointer = Checkpointer(self.workdir, keep=config.trainer.keep_checkpoints)
-    self.traj_writer = TrajectoryWriter(self.workdir / "trajectories")
+    # One trajectory log per process: the processes run different episodes.
+    self.traj_writer = TrajectoryWriter(
+        self.workdir / "trajectories",
+        **({"prefix": f"trajectories-process{self.process}"} if self.multiprocess else {}))
     self.grammar = None
     if config.agent.constrained_tool_calls:
       from rl.constrained import ToolCallGrammar
@@ -263,6 +287,9 @@ class Trainer:
                                      max_thought_bytes=config.agent.max_thought_bytes)
     self.model_policy = self._make_model_policy()
     self._grammar_table = self.model_policy.sampler.grammar_table  # one device copy, the sampler's
+    if self.multiprocess and self._grammar_table is not None:  # the sampler's is process-local
+      self._grammar_table = parallel.global_array(np.asarray(self._grammar_table),
+                                                  parallel.replicated(self.mesh))
     # (train policy, train critic, mini-batch shape) the update step has run: a new one compiles.
     self._update_shapes: set[tuple] = set()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
@@ -326,18 +353,67 @@ class Trainer:
       raise config_lib.ConfigError(
           f"config.sampling.max_cache_len={c.sampling.max_cache_len} must be >= "
           f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
-    sampler = sampling.Sampler((self.policy_graphdef, self.state.policy), max_cache_len=c.sampling.max_cache_len,
+    # Several processes: the sampler decodes on this process's devices only, from a whole copy of
+    # the weights there (parallel.LocalReplica), so a process's rollouts never wait on another's.
+    mesh = self.mesh if self.replica is None else self.replica.mesh
+    sampler = sampling.Sampler((self.policy_graphdef, self._sampler_params()), max_cache_len=c.sampling.max_cache_len,
                                stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id,
-                               grammar=self.grammar, mesh=self.mesh, rules=self.rules)
-    return policies.ModelPolicy(sampler, self.renderer, batch_size=c.trainer.tasks_per_iteration * c.algo.group_size,
+                               grammar=self.grammar, mesh=mesh, rules=self.rules)
+    return policies.ModelPolicy(sampler, self.renderer, batch_size=self.rollout_rows,
                                 temperature=c.sampling.temperature, top_p=c.sampling.top_p,
                                 top_k=c.sampling.top_k, seed=c.seed)
 
+  def _sampler_params(self):
+    """The policy weights as the sampler takes them: the train state's, or with several processes
+    this process's own copy (collective: every process calls it at the same point)."""
+    return self.state.policy if self.replica is None else self.replica.copy(self.state.policy)
+
   def _set_policy(self, temperature: float, seed: int) -> None:
-    """Loads the current weights into the sampler; a fresh RNG stream per phase (resume-safe)."""
-    self.model_policy.update_params(self.state.policy)
+    """Loads the current weights into the sampler; a fresh RNG stream per phase (resume-safe),
+    and with several processes one per process (they sample different episodes)."""
+    self.model_policy.update_params(self._sampler_params())
     self.model_policy.set_temperature(temperature)
-    self.model_policy.reseed(seed)
+    self.model_policy.reseed(self._process_seed(seed))
+
+  def _process_seed(self, seed: int) -> int:
+    if not self.multiprocess:
+      return seed
+    return int(np.random.SeedSequence([seed, self.process]).generate_state(1)[0] >> 1)
+
+  # -- several processes ------------------------------------------------------------------------
+  # With one process each of these is the identity (or a plain call): the single-process run's
+  # numbers do not change.
+  def _run_share(self, engine, tasks: Sequence, group_size: int) -> tuple[list, dict]:
+    """`engine.run` on this process's share of `tasks` (tasks p, p + P, ...: whole groups, so
+    group-relative estimators see every episode of a task); group ids are the tasks' indices in
+    `tasks`, as one process running all of them gives."""
+    if not self.multiprocess:
+      return engine.run(tasks, group_size=group_size)
+    mine = parallel.process_share(tasks)
+    return engine.run(mine, group_size=group_size,
+                      group_ids=parallel.process_share(range(len(tasks))))
+
+  def _gather_episodes(self, episodes: Sequence) -> list[list]:
+    """Every process's `episodes`, per process in process order, without what only the logs need
+    (the steps' text, the prompt): what batch-wide metrics, estimators and the self-improvement
+    buffer read. One process: `[episodes]` themselves."""
+    if not self.multiprocess:
+      return [list(episodes)]
+    light = [dataclasses.replace(e, record={k: v for k, v in e.record.items() if k not in ("steps", "prompt")},
+                                 pending_judge=None) for e in episodes]
+    return parallel.gather_objects(light)
+
+  def _global_rows(self, tree):
+    """Host arrays of this process's rows ([B_local, ...], shapes agreed) -> every process's rows
+    in process order ([P * B_local, ...]), the global batch's row order."""
+    return parallel.concat_over_processes(tree) if self.multiprocess else tree
+
+  def _local_rows(self, x):
+    """This process's rows of a host array of the global batch's rows."""
+    if not self.multiprocess or x is None:
+      return x
+    per = x.shape[0] // self.processes
+    return x[self.process * per:(self.process + 1) * per]
 
   @contextlib.contextmanager
   def _episode_phase(self, engine, label: str, episodes: int, *, quiet: bool = False):
@@ -464,7 +540,9 @@ class Trainer:
     engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
-      episodes, metrics = engine.run(self.train_tasks, group_size=c.sft.demos_per_task)
+      episodes, metrics = self._run_share(engine, self.train_tasks, c.sft.demos_per_task)
+      # Several processes: each ran its share; every process trains on all of them, the same rows.
+      episodes = [e for share in self._gather_episodes(episodes) for e in share]
       episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
       ok = [e for e in episodes if e.success]
       phase.end(f"{len(ok)}/{len(episodes)} expert demonstrations solved their task")
@@ -578,15 +656,18 @@ class Trainer:
     writer, self.engine.writer = self.engine.writer, None
     # At most as many concurrent episodes as a training iteration: a bigger batch would grow the
     # sampler's conversation rows (and KV cache) for the rest of the run and recompile decoding.
-    rows = self.config.trainer.tasks_per_iteration * self.config.algo.group_size
-    per_call = max(1, rows // samples)
+    per_call = max(1, self.rollout_rows // samples)
+    # Several processes split the tasks as they split a training iteration's (tasks p, p + P, ...)
+    # and every process gets everyone's episodes: all report the same pass@k.
+    mine = parallel.process_share(tasks)
     episodes = []
     try:
-      with self._episode_phase(self.engine, label, len(tasks) * samples, quiet=True):
-        for s in range(0, len(tasks), per_call):
-          episodes += self.engine.run(tasks[s:s + per_call], group_size=samples)[0]
+      with self._episode_phase(self.engine, label, len(mine) * samples, quiet=True):
+        for s in range(0, len(mine), per_call):
+          episodes += self.engine.run(mine[s:s + per_call], group_size=samples)[0]
     finally:
       self.engine.writer = writer
+    episodes = [e for share in self._gather_episodes(episodes) for e in share]
     # An infrastructure failure says nothing about the policy: not a failed sample.
     failed = sum(e.infra_failure is not None for e in episodes)
     episodes = [e for e in episodes if e.infra_failure is None]
@@ -607,8 +688,11 @@ class Trainer:
     row's outputs independent of the padding after it, so the long tail costs only its own rows.
     `room`: positions scored after each row's last token (the value after it, for GAE's
     truncation bootstrap).
+
+    Several processes: `batch` holds this process's rows (as many as every other's), each call
+    takes a micro-batch's share from every process, cut to the longest row of any of them.
     """
-    mb = self.config.optim.micro_batch_size
+    mb = self.config.optim.micro_batch_size // self.processes
     B, T = batch.tokens.shape
     ref = self.ref_params if self._needs_ref() else None
     trim = self.config.trainer.trim_padding if trim is None else trim
@@ -616,17 +700,17 @@ class Trainer:
     result: dict[str, np.ndarray] = {}
     for s in range(0, B, mb):
       rows = order[s:s + mb]
-      t = self._padded_length(batch.lengths[rows] + room, T, trim)
+      t = self._agreed_length(self._padded_length(batch.lengths[rows] + room, T, trim))
       inputs = {"tokens": batch.tokens[rows, :t], "valid": batch.valid[rows, :t],
                 "needed": batch.action_mask[rows, :t] > 0}
       if grammar_states is not None:
         inputs["grammar_states"] = grammar_states[rows, :t]
-      inputs = self._to_devices(inputs)
+      inputs = self._rows_to_devices(inputs)
       grammar = {} if grammar_states is None else {
           "grammar_states": inputs["grammar_states"], "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, inputs["tokens"], inputs["valid"],
                           jnp.float32(temperature), **grammar, needed=inputs["needed"])
-      for k, v in jax.tree.map(_to_host, out).items():
+      for k, v in jax.tree.map(parallel.local_rows if self.multiprocess else _to_host, out).items():
         if k not in result:
           result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)
           if k == "support":
@@ -647,11 +731,22 @@ class Trainer:
     return parallel.rows_sharding(self.mesh, self.rules, ndim)
 
   def _to_devices(self, mb: dict) -> dict:
-    """A mini-batch's host arrays on the devices: rows split over the mesh's batch axes."""
+    """A mini-batch's host arrays on the devices: rows split over the mesh's batch axes. Every
+    process holds the whole mini-batch (the SFT demonstrations: the same on every process)."""
     if self.mesh is None:
       return {k: jnp.asarray(v) for k, v in mb.items()}
-    # Every process holds the whole mini-batch (each runs the same rollouts).
     return {k: parallel.global_array(v, self._rows_sharding(np.ndim(v))) for k, v in mb.items()}
+
+  def _rows_to_devices(self, mb: dict) -> dict:
+    """A mini-batch of rollout rows on the devices. Several processes: `mb` holds this process's
+    rows, the global mini-batch every process's in process order (`parallel.rows_to_global`)."""
+    if not self.multiprocess:
+      return self._to_devices(mb)
+    return {k: parallel.rows_to_global(v, self._rows_sharding(np.ndim(v))) for k, v in mb.items()}
+
+  def _agreed_length(self, t: int) -> int:
+    """A padded length every process uses: the longest of theirs (one process: `t`)."""
+    return parallel.max_over_processes({"t": t})["t"] if self.multiprocess else t
 
   def memory_metrics(self) -> dict[str, float]:
     """Bytes per device (the largest total of any device's shards) of the parameters, the
@@ -667,11 +762,12 @@ class Trainer:
   def _needs_ref(self) -> bool:
     return self.config.algo.kl_coef > 0 or self.config.algo.kl_target > 0
 
-  def _pad_rows(self, batch: batching.RolloutBatch) -> batching.RolloutBatch:
-    """Pads the batch to a multiple of the mini-batch size with fully masked rows."""
+  def _pad_rows(self, batch: batching.RolloutBatch, rows: int | None = None) -> batching.RolloutBatch:
+    """Pads the batch to `rows` rows (default: a multiple of the mini-batch size) with fully
+    masked rows."""
     m = self.config.optim.mini_batch_size
     B = batch.tokens.shape[0]
-    extra = (-B) % m
+    extra = (-B) % m if rows is None else rows - B
     if not extra:
       return batch
     rows = np.concatenate([np.arange(B), np.zeros(extra, int)])
@@ -710,31 +806,44 @@ class Trainer:
     and costs quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its
     sequences are packed into fewer rows (`_packed`; token-level losses only, never GSPO:
     `UpdateSettings.packable`). Returns each update step's metrics.
+
+    Several processes: `full` holds this process's rows (as many as every other's); each
+    mini-batch takes its share of the rows from every process, one length for all of them, and
+    the loss denominators count every process's tokens.
     """
     c = self.config
     trim = c.trainer.trim_padding if trim is None else trim
     B, T = full["tokens"].shape
-    mbs = c.optim.mini_batch_size
+    mbs = c.optim.mini_batch_size // self.processes
     update_metrics: list[dict] = []
     for _ in range(c.optim.ppo_epochs):
       order = rng.permutation(B)
       for s in range(0, B, mbs):
         rows = order[s:s + mbs]
-        t = self._padded_length(lengths[rows], T, trim)
+        t = self._agreed_length(self._padded_length(lengths[rows], T, trim))
         mb = {k: (v[rows][:, :t] if v.ndim >= 2 else v[rows]) for k, v in full.items()}
-        scalars = {"num_tokens": jnp.float32(max(mb["mask"].sum(), 1.0)),
-                   "num_sequences": jnp.float32(max((mb["mask"].sum(1) > 0).sum(), 1)),
+        counts = {"num_tokens": mb["mask"].sum(), "num_sequences": (mb["mask"].sum(1) > 0).sum()}
+        if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
+          counts.update(policy_num_tokens=mb["policy_mask"].sum(),
+                        policy_num_sequences=(mb["policy_mask"].sum(1) > 0).sum())
+        counts = parallel.sum_over_processes(counts)  # the global mini-batch's counts
+        scalars = {"num_tokens": jnp.float32(max(counts["num_tokens"], 1.0)),
+                   "num_sequences": jnp.float32(max(counts["num_sequences"], 1)),
                    "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
                    # Dr.GRPO's constant: fixed, so the gradient's scale does not follow the padding.
                    "norm_constant": jnp.float32(c.agent.max_tokens_per_trajectory)}
-        if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
-          scalars["policy_num_tokens"] = jnp.float32(max(mb["policy_mask"].sum(), 1.0))
-          scalars["policy_num_sequences"] = jnp.float32(max((mb["policy_mask"].sum(1) > 0).sum(), 1))
+        if "policy_mask" in mb:
+          scalars["policy_num_tokens"] = jnp.float32(max(counts["policy_num_tokens"], 1.0))
+          scalars["policy_num_sequences"] = jnp.float32(max(counts["policy_num_sequences"], 1))
         if "grammar_states" in full:
           scalars["grammar_table"] = self._grammar_table
-        if pack and self.settings.packable:
+        # Not across processes: packing picks its row count, or declines, from the rows' own
+        # lengths, and every process's share of a mini-batch must have one shape. Each process
+        # could pack its own rows into an agreed count, but the update is exact either way and
+        # packing only saves padding, so several processes update unpacked.
+        if pack and self.settings.packable and not self.multiprocess:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
-        jmb = self._to_devices(mb)
+        jmb = self._rows_to_devices(mb)
         if self.mesh is not None and self._update_temp_bytes is None:
           self._update_temp_bytes = update_lib.compiled_temp_bytes(
               self.update_step, self.state, jmb, scalars, train_policy, train_critic)
@@ -748,18 +857,34 @@ class Trainer:
         killpoints.reach("update", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-update
     return update_metrics
 
+  def _update_batch(self, episodes: Sequence) -> batching.RolloutBatch:
+    """The padded update batch of `episodes`. Several processes: this process's rows, padded to
+    the row count and length every process agrees on (the largest; padding rows fully masked);
+    a process without a trainable episode contributes padding only."""
+    c = self.config
+    room = self._bootstrap_room()
+    if not self.multiprocess:
+      return self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
+                                                       pad_multiple=c.trainer.pad_multiple, room=room))
+    if episodes:
+      batch = batching.episodes_to_batch(episodes, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple,
+                                         room=room)
+    else:
+      batch = batching.blank_batch(batching.round_up(2 + room, c.trainer.pad_multiple), self.pad_id)
+    share = c.optim.mini_batch_size // self.processes  # each process's rows of a mini-batch
+    agreed = parallel.max_over_processes({"rows": batching.round_up(len(episodes), share),
+                                          "length": batch.tokens.shape[1]})
+    return self._pad_rows(batching.pad_length(batch, agreed["length"], self.pad_id), agreed["rows"])
+
   def _batch_and_score(self, episodes: Sequence, temperature: float) -> tuple:
     """The padded update batch of `episodes`, its grammar states, the scoring pass's outputs and
     its metrics. Rewards are not read here, so the pass may run before the judge's verdicts."""
-    c = self.config
-    batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
-                                                      pad_multiple=c.trainer.pad_multiple,
-                                                      room=self._bootstrap_room()))
+    batch = self._update_batch(episodes)
     metrics: dict[str, float] = {}
     grammar_states = None
     if self.grammar is not None:  # each action token's state: the update scores the masked softmax
       grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
-      metrics["rollout/off_grammar_tokens"] = float(off)
+      metrics["rollout/off_grammar_tokens"] = float(parallel.sum_over_processes({"off": off})["off"])
     with self.display.phase("score", quiet=True):
       scored = self._score(batch, temperature, grammar_states, room=self._bootstrap_room())
     return batch, grammar_states, scored, metrics
@@ -784,19 +909,30 @@ class Trainer:
     # background during the scoring pass below and resolved before the estimators.
     self.engine.defer_judge = True
     try:
-      with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size, quiet=True):
-        rollout, rollout_metrics = self.engine.run(tasks, group_size=c.algo.group_size)
+      with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size // self.processes,
+                               quiet=True):
+        rollout, rollout_metrics = self._run_share(self.engine, tasks, c.algo.group_size)
     finally:
       self.engine.defer_judge = False
     timings["time/rollout_s"] = time.perf_counter() - t0
-    sample_tokens = sum(sum(e.action_mask) for e in rollout)
+    return self.learn_from_rollout(rollout, rollout_metrics, temperature, timings, compiled_s=compiled_s)
+
+  def learn_from_rollout(self, rollout: Sequence, rollout_metrics: dict, temperature: float,
+                         timings: dict, *, compiled_s: float | None = None) -> dict:
+    """Scoring, advantages, the PPO update and the iteration's metrics for this process's
+    `rollout` (its share of the iteration's episodes with several processes). `compiled_s`:
+    `compilation.compile_seconds()` when the iteration began (default: now)."""
+    c = self.config
+    it = self.iteration
+    if compiled_s is None:
+      compiled_s = compilation.compile_seconds()
     pending_judge = any(e.pending_judge is not None for e in rollout)
 
-    def trainable() -> tuple[list, list]:
+    def trainable(episodes) -> tuple[list, list]:
       # An infrastructure failure is not the policy's outcome, and an episode without an action
       # token has nothing to train: neither reaches the estimators, the group baselines or the
       # losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count them (infra/*).
-      outcomes = [e for e in rollout if e.infra_failure is None]
+      outcomes = [e for e in episodes if e.infra_failure is None]
       return outcomes, [e for e in outcomes if any(e.action_mask)]
 
     def resolve_judge() -> None:
@@ -808,58 +944,94 @@ class Trainer:
       rollout_metrics.update(judge_metrics)
       timings["time/judge_wait_s"] = time.perf_counter() - t
 
-    outcomes, episodes = trainable()
     t1 = time.perf_counter()
-    if episodes:
-      batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
-    if pending_judge:
-      resolve_judge()
-      scored_episodes, (outcomes, episodes) = episodes, trainable()
-      if episodes and [id(e) for e in episodes] == [id(e) for e in scored_episodes]:
-        # The same rows: the scoring pass stands; the batch is rebuilt for the corrected rewards.
-        batch = self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
-                                                          pad_multiple=c.trainer.pad_multiple,
-                                                          room=self._bootstrap_room()))
-      elif episodes:  # rare: "pass" on a judge error took rows out; score the rest again
+    if not self.multiprocess:
+      outcomes, episodes = trainable(rollout)
+      if episodes:
         batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
-    self.record_solutions(rollout, it)
-    if not episodes:
+      if pending_judge:
+        resolve_judge()
+        scored_episodes, (outcomes, episodes) = episodes, trainable(rollout)
+        if episodes and [id(e) for e in episodes] == [id(e) for e in scored_episodes]:
+          # The same rows: the scoring pass stands; the batch is rebuilt for the corrected rewards.
+          batch = self._update_batch(episodes)
+        elif episodes:  # rare: "pass" on a judge error took rows out; score the rest again
+          batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
+      everyone, outcomes_all, episodes_all, offset = rollout, outcomes, episodes, 0
+    else:
+      # The scoring pass is collective: whether and how often it runs must not depend on one
+      # process's verdicts, so the judge's are in before it (no overlap with the judge here).
+      if pending_judge:
+        resolve_judge()
+      outcomes, episodes = trainable(rollout)
+      # Every process's episodes (light copies): the iteration's metrics, the estimators' batch
+      # statistics and the self-improvement buffer are the whole iteration's, the same on every
+      # process; the episode-derived rollout metrics are recomputed from them (timings, policy
+      # calls and judge service metrics stay this process's own).
+      shares = self._gather_episodes(rollout)
+      everyone = [e for share in shares for e in share]
+      rollout_metrics.update(self.rollout_lib.episode_metrics(everyone))
+      per_process = [trainable(share) for share in shares]
+      outcomes_all = [e for o, _ in per_process for e in o]
+      episodes_all = [e for _, t in per_process for e in t]
+      offset = sum(len(t) for _, t in per_process[:self.process])  # this process's first row
+      if episodes_all:  # a process without a trainable episode contributes padding rows
+        batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
+    sample_tokens = sum(sum(e.action_mask) for e in everyone)
+    self.record_solutions(everyone, it)
+    if not episodes_all:
       timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
-      return self._skipped_iteration(outcomes, rollout_metrics, timings, temperature, sample_tokens)
+      return self._skipped_iteration(outcomes_all, rollout_metrics, timings, temperature, sample_tokens)
     B, T = batch.tokens.shape
-    metrics: dict[str, float] = {"train/episodes": float(len(episodes)), "train/update_skipped": 0.0,
-                                 "train/no_action_episodes": float(len(outcomes) - len(episodes)),
+    metrics: dict[str, float] = {"train/episodes": float(len(episodes_all)), "train/update_skipped": 0.0,
+                                 "train/no_action_episodes": float(len(outcomes_all) - len(episodes_all)),
                                  **score_metrics}
+    g = self._global_rows  # this process's rows -> every process's (the identity with one process)
     mask = batch.action_mask
+    real = np.arange(B) < len(episodes)  # this process's rows that hold an episode
     token_rewards = batch.turn_rewards.copy()
     if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
       kl = np.asarray(losses_lib.kl_penalty(scored["logprobs"], scored["ref_logprobs"], c.algo.kl_kind)) * mask
       token_rewards -= self.kl.coef * kl
-      metrics["kl/reward_kl_mean"] = float(kl.sum() / max(mask.sum(), 1))
+      sums = parallel.sum_over_processes({"kl": kl.sum(), "tokens": mask.sum()})
+      metrics["kl/reward_kl_mean"] = float(sums["kl"] / max(sums["tokens"], 1))
+    group_ids = batch.group_ids
+    if self.multiprocess:  # unique over processes (padding rows' negative ids too)
+      shift = self.process * B
+      group_ids = np.where(group_ids >= 0, group_ids + shift, group_ids - shift).astype(group_ids.dtype)
     est_batch = {"mask": mask, "scores": batch.scores, "token_rewards": token_rewards,
-                 "group_ids": batch.group_ids, "truncated": batch.truncated}
+                 "group_ids": group_ids, "truncated": batch.truncated}
     if "values" in scored:  # at every position: GAE reads action tokens and a bootstrap after them
       est_batch["values"] = scored["values"]
+    # The estimators see the global batch: batch whitening and any other batch statistic are the
+    # whole iteration's, as one process given every row computes them (groups are whole on one
+    # process either way). Their inputs are small host arrays, so every process gathers them and
+    # keeps its own rows of the result.
+    est_batch = g(est_batch)
     advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
-    metrics.update(advantages_lib.truncation_metrics({"truncated": batch.truncated[:len(episodes)]}, c))
+    metrics.update(advantages_lib.truncation_metrics({"truncated": est_batch["truncated"][g(real)]}, c))
     if c.algo.positive_advantage_scale != 1.0 or c.algo.negative_advantage_scale != 1.0:
       advantages = advantages_lib.scale_advantages_by_sign(
-          advantages, mask, positive=c.algo.positive_advantage_scale,
+          advantages, est_batch["mask"], positive=c.algo.positive_advantage_scale,
           negative=c.algo.negative_advantage_scale)
+    advantages, returns = self._local_rows(advantages), self._local_rows(returns)
     policy_mask = mask  # the action tokens of the policy loss (the critic's are `mask`)
     if c.algo.error_masking != "none":
       keep = batching.error_turn_keep(episodes, batch.turn_ids, c.algo.error_masking)
-      metrics["adv/error_masked_fraction"] = float(1.0 - (keep * mask).sum() / max(mask.sum(), 1.0))
+      sums = parallel.sum_over_processes({"kept": (keep * mask).sum(), "tokens": mask.sum()})
+      metrics["adv/error_masked_fraction"] = float(1.0 - sums["kept"] / max(sums["tokens"], 1.0))
       advantages = advantages * keep
       policy_mask = mask * keep
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
     # Duration-aware weights from each trajectory's final program run (rl.duration): floor,
-    # fixed charge for invalid outputs; padding rows (fully masked) weigh 1.
-    durations = duration_lib.trajectory_durations(episodes, floor_s=c.algo.duration_floor_s,
+    # fixed charge for invalid outputs; padding rows (fully masked) weigh 1. "linear" divides by
+    # the batch's mean: every process's episodes.
+    durations = duration_lib.trajectory_durations(episodes_all, floor_s=c.algo.duration_floor_s,
                                                   invalid_s=c.algo.duration_invalid_s)
     sample_weights = np.ones((B,), np.float32)
-    sample_weights[:len(episodes)] = DURATION_WEIGHTS.get(c.algo.duration_weight)(durations)
+    sample_weights[:len(episodes)] = DURATION_WEIGHTS.get(c.algo.duration_weight)(durations)[
+        offset:offset + len(episodes)]
     token_weights = np.ones_like(mask)
     has_sampler = np.ones((B,), np.float32)
     # The sampler reports log softmax(logits / T); with a truncated support the scorer's
@@ -870,12 +1042,15 @@ class Trainer:
       token_weights = np.minimum(np.exp(np.clip(full_logprobs - batch.sampler_logprobs, -20, 20)),
                                  c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
     if c.algo.entropy_token_fraction < 1.0:
-      keep = advantages_lib.high_entropy_token_weights(scored["entropy"], policy_mask,
-                                                       c.algo.entropy_token_fraction)
+      # The batch's entropy quantile: every process's action tokens.
+      entropy_all, policy_mask_all = g((scored["entropy"], policy_mask))
+      keep = self._local_rows(advantages_lib.high_entropy_token_weights(
+          entropy_all, policy_mask_all, c.algo.entropy_token_fraction))
       token_weights = token_weights * keep
       # Read off the weights the loss gets, so the metric shows what reaches the update.
-      metrics["adv/entropy_kept_fraction"] = float(((token_weights > 0) * policy_mask).sum()
-                                                   / max(policy_mask.sum(), 1.0))
+      kept_all = g(token_weights)
+      metrics["adv/entropy_kept_fraction"] = float(((kept_all > 0) * policy_mask_all).sum()
+                                                   / max(policy_mask_all.sum(), 1.0))
     full = {
         "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
         "returns": returns, "old_logprobs": scored["logprobs"] * mask,
@@ -902,34 +1077,40 @@ class Trainer:
                                        rng=np.random.default_rng([c.seed, it, 23]))
     if c.sft.ptx_steps and train_policy:
       metrics.update(self._ptx_steps(it))
-    update_tokens = float(batch.valid.sum()) * c.optim.ppo_epochs
+    update_tokens = parallel.sum_over_processes({"valid": float(batch.valid.sum())})["valid"] * c.optim.ppo_epochs
     timings["time/update_s"] = time.perf_counter() - t2
     # Tracing and compiling new shapes, inside the phases above (0 when every shape is cached).
     timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
 
     # -- metrics -----------------------------------------------------------------------------------
-    real = np.arange(B) < len(episodes)
-    lengths = [len(e.tokens) for e in episodes]
-    turns = [len(e.turn_ends) for e in episodes]
+    # Over every process's rows and episodes (one process: its own).
+    lengths = [len(e.tokens) for e in episodes_all]
+    turns = [len(e.turn_ends) for e in episodes_all]
     for key in (update_metrics[0] if update_metrics else {}):
       metrics[key] = float(np.mean([m[key] for m in update_metrics if key in m]))
-    m_bool = mask[real].astype(bool)
+    rows = {"mask": mask, "advantages": advantages, "returns": returns, "full_logprobs": full_logprobs,
+            "sampler_logprobs": batch.sampler_logprobs, "real": real}
+    if has_critic:
+      rows["values"] = scored["values"]
+    rows = g(rows)
+    real = rows["real"]
+    m_bool = rows["mask"][real].astype(bool)
     none = np.zeros(1, np.float32)  # a batch without action tokens reports zeros
-    adv_valid = advantages[real][m_bool] if m_bool.any() else none
-    returns_valid = returns[real][m_bool] if m_bool.any() else none
+    adv_valid = rows["advantages"][real][m_bool] if m_bool.any() else none
+    returns_valid = rows["returns"][real][m_bool] if m_bool.any() else none
     if m_bool.any():
       # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
       # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
-      gap = np.abs(full_logprobs[real] - batch.sampler_logprobs[real])[m_bool]
+      gap = np.abs(rows["full_logprobs"][real] - rows["sampler_logprobs"][real])[m_bool]
       metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
       metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
     metrics.update({
         "adv/mean": float(adv_valid.mean()), "adv/std": float(adv_valid.std()),
         "adv/min": float(adv_valid.min()), "returns/mean": float(returns_valid.mean()),
-        "train/reward_mean": float(np.mean([e.final_reward for e in outcomes])),
-        "train/reward_std": float(np.std([e.final_reward for e in outcomes])),
-        "train/success_rate": float(np.mean([e.success for e in outcomes])),
-        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in outcomes])),
+        "train/reward_mean": float(np.mean([e.final_reward for e in outcomes_all])),
+        "train/reward_std": float(np.std([e.final_reward for e in outcomes_all])),
+        "train/success_rate": float(np.mean([e.success for e in outcomes_all])),
+        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in outcomes_all])),
         "train/temperature": temperature,
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
@@ -939,16 +1120,16 @@ class Trainer:
     })
     if has_critic:
       metrics["critic/explained_variance"] = update_lib.explained_variance(
-          scored["values"][real], returns[real], mask[real])
+          rows["values"][real], rows["returns"][real], rows["mask"][real])
     metrics.update(_percentiles(lengths, "length/tokens"))
     metrics.update(_percentiles(turns, "length/turns"))
-    succ = [l for l, e in zip(lengths, episodes) if e.success]
-    fail = [l for l, e in zip(lengths, episodes) if not e.success]
+    succ = [l for l, e in zip(lengths, episodes_all) if e.success]
+    fail = [l for l, e in zip(lengths, episodes_all) if not e.success]
     if succ:
       metrics["length/tokens_success_mean"] = float(np.mean(succ))
     if fail:
       metrics["length/tokens_failure_mean"] = float(np.mean(fail))
-    metrics.update(_hack_metrics(episodes))
+    metrics.update(_hack_metrics(episodes_all))
     metrics.update(_percentiles(durations, "duration/seconds"))
     if self.self_improve.enabled:
       metrics.update(self.self_improve.metrics(it))
@@ -991,8 +1172,9 @@ class Trainer:
                                config=c.to_dict(), process_index=jax.process_index(),
                                time_offset_s=self.time_offset_s)
     self.writer.truncate_after(self.iteration)
-    if jax.process_index() == 0:  # as the metrics: records of iterations after the checkpoint are redone
-      self.traj_writer.truncate_after(self.iteration)
+    # As the metrics: records of iterations after the checkpoint are redone (each process owns
+    # its own trajectory log).
+    self.traj_writer.truncate_after(self.iteration)
     summary_path = self.workdir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     if not self.sft_done:
@@ -1002,7 +1184,7 @@ class Trainer:
         sft_eval = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
         summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
         self._note_heldout("after SFT", summary["heldout_pass@1_sft"])
-      summary_path.write_text(json.dumps(summary, indent=2))
+      self._write_summary(summary_path, summary)
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
       self.ref_params = _copy(self.state.policy)
     if self.iteration == 0 and self.checkpointer.latest_step() is None:  # else resumed from step 0
@@ -1010,7 +1192,7 @@ class Trainer:
     # Measured once, before the first iteration (a resumed run keeps the first measurement).
     if c.trainer.train_eval_samples and self.iteration == 0 and "train_pass@1_start" not in summary:
       summary.update(self.train_task_pass_at_1("start"))
-      summary_path.write_text(json.dumps(summary, indent=2))
+      self._write_summary(summary_path, summary)
     iterations = self.display.phase("iteration", total=c.trainer.iterations, completed=self.iteration)
     while self.iteration < c.trainer.iterations:
       metrics = self.train_iteration()
@@ -1040,7 +1222,7 @@ class Trainer:
       summary.update(self.train_task_pass_at_1("end"))
       if summary.get("train_pass@1_start") is not None:
         summary["train_pass@1_gain"] = summary["train_pass@1_end"] - summary["train_pass@1_start"]
-    summary_path.write_text(json.dumps(summary, indent=2))
+    self._write_summary(summary_path, summary)
     self.writer.close()
     if c.trainer.plots and jax.process_index() == 0:
       from rl import plots  # matplotlib only when plots are drawn
@@ -1057,6 +1239,12 @@ class Trainer:
     self.engine.evaluator.close()
     self.traj_writer.close()
     return summary
+
+  def _write_summary(self, path: Path, summary: dict) -> None:
+    # Process 0 writes, as it writes the metrics: every process holds the same summary (the
+    # evaluations gather every process's episodes), and the run directory is shared.
+    if self.process == 0:
+      path.write_text(json.dumps(summary, indent=2))
 
   def _note_heldout(self, when: str, pass_at_1: float | None) -> None:
     samples = self.config.trainer.final_eval_samples
@@ -1106,7 +1294,7 @@ def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
   compilation.use_persistent_cache(config.trainer.compilation_cache_dir,
                                    config.trainer.compilation_cache_min_s)
   compilation.start_timing()
-  config_lib.validate(config, num_devices=jax.device_count())
+  config_lib.validate(config, num_devices=jax.device_count(), num_processes=jax.process_count())
   workdir = prepare_workdir(config, workdir)
   display = progress_lib.make_display()
   try:
