@@ -91,6 +91,19 @@ def test_group_estimator_needs_groups_and_mesh_must_divide_batch():
     config_lib.validate(c, num_devices=8)
 
 
+def test_several_processes_split_tasks_and_rows_evenly():
+  c = default.get_config().unlock()  # 48 tasks, mini-batches of 12 rows, micro-batches of 4
+  config_lib.validate(c, num_processes=2)
+  config_lib.validate(c, num_processes=4)
+  with pytest.raises(config_lib.ConfigError, match="micro_batch_size=4 must be divisible by the 3 processes"):
+    config_lib.validate(c, num_processes=3)
+  with pytest.raises(config_lib.ConfigError, match="mini_batch_size=12 must be divisible by the 8 processes"):
+    config_lib.validate(c, num_processes=8)
+  c.trainer.tasks_per_iteration = 36
+  with pytest.raises(config_lib.ConfigError, match="tasks_per_iteration=36 must be divisible by the 8"):
+    config_lib.validate(c, num_processes=8)
+
+
 def test_train_py_rejects_bad_override_before_compiling(tmp_path):
   proc = subprocess.run(
       [sys.executable, "train.py", "--config", "configs/default.py", "--workdir", str(tmp_path / "run"),

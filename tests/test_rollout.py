@@ -159,6 +159,40 @@ def test_error_masking_keeps_a_failed_episode_up_to_its_first_error(tasks, rende
     batching.error_turn_keep([bad], batch.turn_ids[:1], "sometimes")
 
 
+def test_batch_padding_to_an_agreed_shape():
+  """What a process pads its rows to when several processes share a batch: a longer length
+  (padding neither valid nor an action), and one blank row when it has no episode."""
+  from types import SimpleNamespace
+
+  from rl import batching
+  episode = SimpleNamespace(task_id="t", group_id=0, tokens=[5, 6, 7, 8], action_mask=[0, 0, 1, 1],
+                            sampler_logprobs=[0.0, 0.0, -1.0, -2.0], turn_ends=[3], turn_rewards=[0.5],
+                            final_reward=1.0, success=True, exec_time_s=0.1, truncated=False)
+  batch = batching.episodes_to_batch([episode], pad_id=1, pad_multiple=8)
+  longer = batching.pad_length(batch, 16, pad_id=1)
+  assert longer.tokens.shape == (1, 16) and (longer.tokens[0, 8:] == 1).all()
+  for name in ("valid", "action_mask", "sampler_logprobs", "turn_rewards", "turn_ids"):
+    np.testing.assert_array_equal(getattr(longer, name)[:, :8], getattr(batch, name))
+    assert not getattr(longer, name)[:, 8:].any(), name
+  assert batching.pad_length(batch, 8) is batch
+  with pytest.raises(ValueError, match="more than 4"):
+    batching.pad_length(batch, 4)
+  blank = batching.blank_batch(8, pad_id=1)
+  assert blank.tokens.shape == (1, 8) and blank.valid.sum() == 2 and not blank.action_mask.any()
+  assert blank.lengths.tolist() == [2] and blank.group_ids.tolist() == [-1]
+
+
+def test_run_takes_the_tasks_group_ids(tasks, renderer):
+  """A process running its share of an iteration's tasks passes their indices in the whole list."""
+  config = make_config(max_turns=3, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
+  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer)
+  episodes, _ = engine.run(tasks[:2], group_size=2, group_ids=[1, 3])
+  assert [e.group_id for e in episodes] == [1, 1, 3, 3]
+  assert [e.record["group_id"] for e in episodes] == [1, 1, 3, 3]
+  with pytest.raises(ValueError, match="1 group ids for 2 tasks"):
+    engine.run(tasks[:2], group_ids=[0])
+
+
 def test_max_steps_and_max_tokens_limits(tasks, renderer):
   looping = policies.CallbackPolicy(
       renderer, lambda r: '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>')

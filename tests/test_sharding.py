@@ -87,6 +87,20 @@ def test_default_rules_are_the_default_configs():
   assert config_rules(get_config()) == tuple(DEFAULT_RULES)
 
 
+def test_process_helpers_with_one_process_change_nothing():
+  import numpy as np
+
+  from rl import parallel
+  assert parallel.process_share(["a", "b", "c"]) == ["a", "b", "c"]
+  assert parallel.max_over_processes({"rows": 3, "length": 256}) == {"rows": 3, "length": 256}
+  assert parallel.sum_over_processes({"tokens": 7.0}) == {"tokens": 7.0}
+  tree = {"mask": np.ones((2, 3))}
+  assert parallel.concat_over_processes(tree) is tree
+  assert parallel.gather_objects({"episodes": [1, 2]}) == [{"episodes": [1, 2]}]
+  rows = np.arange(6.0).reshape(3, 2)
+  np.testing.assert_array_equal(parallel.local_rows(parallel.rows_to_global(rows, None)), rows)
+
+
 def test_mesh_errors():
   from rl.parallel import make_mesh
   with pytest.raises(ValueError, match="needs 4 devices"):
