@@ -235,13 +235,13 @@ def place(tree: Any, sharding_tree: Any) -> Any:
   return jax.tree.map(one, tree, sharding_tree)
 
 
-def rows_to_global(local_rows: np.ndarray, sharding: NamedSharding) -> jax.Array:
+def rows_to_global(rows: np.ndarray, sharding: NamedSharding) -> jax.Array:
   """A global [B, ...] array from this process's own rows [B / processes, ...]: the processes'
-  rows in process order (each process ran its own rollouts). One process: `local_rows` itself."""
-  local_rows = np.asarray(local_rows)
+  rows in process order (each process ran its own rollouts). One process: `rows` itself."""
+  rows = np.asarray(rows)
   if jax.process_count() == 1:
-    return jax.device_put(local_rows, sharding)
-  return jax.make_array_from_process_local_data(sharding, local_rows)
+    return jax.device_put(rows, sharding)
+  return jax.make_array_from_process_local_data(sharding, rows)
 
 
 def local_rows(array: jax.Array) -> np.ndarray:

@@ -11,6 +11,10 @@ An optional SFT warm start on demonstrations (scripted-expert trajectories by de
 runs first. Resume order: the run's own latest checkpoint, then `config.init_from`,
 then scratch; a resumed run continues with the same task order and RNG streams, so
 its metrics after the resume point equal an uninterrupted run's (timings aside).
+
+With several processes (multi-host) each process runs its own share of every iteration's
+tasks and contributes its own rows to the global batch; statistics and metrics are the whole
+iteration's (docs/rollouts.md, "Several processes"). One process takes none of those paths.
 """
 
 from __future__ import annotations
