@@ -774,8 +774,7 @@ class Trainer:
     extra = (-B) % m if rows is None else rows - B
     if not extra:
       return batch
-    rows = np.concatenate([np.arange(B), np.zeros(extra, int)])
-    padded = batch.select(rows)
+    padded = batch.select(np.concatenate([np.arange(B), np.zeros(extra, int)]))
     padded.action_mask[B:] = 0.0
     padded.scores[B:] = 0.0
     padded.truncated[B:] = False

@@ -540,6 +540,7 @@ def _bare_trainer(config):
   trainer.settings = update_lib.UpdateSettings.from_config(config)
   trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
   trainer.state, trainer.mesh, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
+  trainer.processes, trainer.process, trainer.multiprocess = 1, 0, False
   trainer.iteration = 0
   trainer.calls = []
 

@@ -26,7 +26,8 @@ CHECK_RUN = {"sft.enabled": False, "trainer.train_eval_samples": 0, "trainer.eva
 
 
 def episodes(vocab: int):
-  """GROUPS x GROUP_SIZE two-turn episodes of different lengths, rewards and run times."""
+  """GROUPS x GROUP_SIZE two-turn episodes of different lengths, rewards and run times; the last
+  one failed for an infrastructure reason (no row: the process running it pads its share)."""
   import numpy as np
 
   from rl.rollout import Episode
@@ -47,6 +48,7 @@ def episodes(vocab: int):
           truncated=False, duration_s=float(rng.uniform(1, 3)), exec_time_s=float(rng.uniform(0.5, 2)),
           record={"tests": {"passed": passed, "total": 3}, "hack": {"flagged": False}},
           turn_errors=[False, False]))
+  out[-1].infra_failure = "exec"
   return out
 
 
