@@ -22,8 +22,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (TORCH_PYTHON_HELP, median_time, print_result, resolve_torch_python, run_worker,
-                           torch_device, torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, jax_side, median_time, print_result, resolve_torch_python,
+                           run_worker, torch_device, torch_side, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -109,7 +109,7 @@ def main() -> None:
     save_hf_checkpoint(model, checkpoint)
   config = model.config
   print(f"model: {args.hf_checkpoint or args.preset} ({config.num_params() / 1e6:.1f}M params, "
-        f"vocab {config.vocab_size}, {args.dtype}); devices: {jax.devices()}")
+        f"vocab {config.vocab_size}, {args.dtype} on both sides); {jax_side()}")
   rng = np.random.default_rng(0)
   prompts = rng.integers(3, config.vocab_size, size=(args.batch, args.prompt_len)).tolist()
   sampler = Sampler(model, max_cache_len=args.prompt_len + args.new_tokens)
@@ -128,8 +128,7 @@ def main() -> None:
     torch_result = _run_torch(args, checkpoint)
     if torch_result:
       torch_s = torch_result["single_s"]
-      print(f"transformers generate (torch {torch_result['torch_device']}, "
-            f"{torch_result['torch_threads']} threads): "
+      print(f"transformers generate ({torch_side(torch_result)}): "
             f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
       print(f"speed-up vs transformers: {torch_s / ours_s:.2f}x")
 

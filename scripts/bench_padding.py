@@ -2,6 +2,11 @@
 cut per call / mini-batch (`trainer.trim_padding`), and cut plus packed (`trainer.pack_fraction`).
 
   .venv/bin/python scripts/bench_padding.py --batch 48 --mini-batch 12
+  .venv/bin/python scripts/bench_padding.py --attention einsum,tiled --sft-steps 0
+
+With --attention A,B,... the cut+packed path (the default's) is timed once per attention
+implementation (`model.attention`), each on its own Trainer with the same weights, alternating;
+the first one is the baseline of the ratios.
 
 The batch is synthetic: rows whose lengths follow the default experiment's trajectories (a
 log-normal fitted to p10 / p50 / p90 = 300 / 370 / 700 tokens, cut at 1536), 30% of each row
@@ -31,6 +36,8 @@ def main() -> None:
   ap.add_argument("--repeats", type=int, default=3)
   ap.add_argument("--max-len", type=int, default=1536)
   ap.add_argument("--seed", type=int, default=0)
+  ap.add_argument("--attention", default="",
+                  help="comma-separated model.attention values to compare on the cut+packed path")
   ap.add_argument("--sft-steps", type=int, default=40,
                   help="also time this many SFT steps, cut against cut+packed (0: skip)")
   args = ap.parse_args()
@@ -51,42 +58,15 @@ def main() -> None:
   workdir = tempfile.mkdtemp(prefix="bench_padding_")
   c.tasks.root = os.path.join(workdir, "tasks")
   c = c.lock()
+  if args.attention:
+    compare_attention(c, workdir, args)
+    return
   trainer = trainer_lib.Trainer(c, trainer_lib.prepare_workdir(c, os.path.join(workdir, "run")))
 
   rng = np.random.default_rng(args.seed)
-  # log-normal through p50 = 370 and p90 = 700: sigma = ln(700 / 370) / 1.2816
-  lengths = np.clip(np.exp(np.log(370) + np.log(700 / 370) / 1.2816 * rng.standard_normal(args.batch)),
-                    64, args.max_len).astype(int)
-  B, T = args.batch, batching.round_up(int(lengths.max()), c.trainer.pad_multiple)
-  tokens = rng.integers(3, 4000, size=(B, T)).astype(np.int32)
-  valid = (np.arange(T)[None] < lengths[:, None]).astype(np.float32)
-  mask = valid * (rng.random((B, T)) < 0.3) * (np.arange(T)[None] > 0)
-  batch = batching.RolloutBatch(
-      tokens=tokens, valid=valid, action_mask=mask.astype(np.float32),
-      sampler_logprobs=np.zeros((B, T), np.float32), turn_rewards=np.zeros((B, T), np.float32),
-      turn_ids=np.zeros((B, T), np.int32), scores=rng.random(B).astype(np.float32),
-      group_ids=np.arange(B, dtype=np.int32), durations=np.ones(B, np.float32),
-      truncated=np.zeros(B, bool), success=np.zeros(B, bool), lengths=lengths.astype(np.int32))
-  state0 = trainer.state
-
-  def run(trim: bool, pack: bool = False) -> tuple[float, float, dict]:
-    trainer.state = jax.tree.map(lambda x: x.copy(), state0)
-    t0 = time.perf_counter()
-    scored = trainer._score(batch, 0.7, trim=trim)  # pylint: disable=protected-access
-    t1 = time.perf_counter()
-    full = {"tokens": tokens, "valid": valid, "mask": batch.action_mask,
-            "advantages": rng.standard_normal((B, T)).astype(np.float32) * batch.action_mask,
-            "returns": rng.random((B, T)).astype(np.float32) * batch.action_mask,
-            "old_logprobs": scored["logprobs"] * batch.action_mask,
-            "old_values": scored["values"] * batch.action_mask,
-            "ref_logprobs": scored["logprobs"] * batch.action_mask,
-            "sampler_logprobs": scored["logprobs"] * batch.action_mask,
-            "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones(B, np.float32),
-            "has_sampler": np.ones(B, np.float32)}
-    trainer.ppo_epochs(full, lengths, 0.7, True, True, rng=np.random.default_rng(1), trim=trim,
-                       pack=pack)
-    jax.block_until_ready(trainer.state)
-    return t1 - t0, time.perf_counter() - t1, scored
+  batch, lengths = synthetic_batch(c, args, rng)
+  B, T = batch.tokens.shape
+  run = make_run(trainer, batch, lengths, rng)
 
   print(f"batch {B} rows, padded T {T}, lengths p10/p50/p90/max "
         f"{np.percentile(lengths, 10):.0f}/{np.percentile(lengths, 50):.0f}/"
@@ -123,6 +103,95 @@ def main() -> None:
         f"{c.optim.ppo_epochs * -(-args.batch // args.mini_batch)} AdamW steps)")
   if args.sft_steps:
     bench_sft(trainer, batch, args.sft_steps, np.random.default_rng(args.seed + 1))
+
+
+def synthetic_batch(c, args, rng):
+  """Rows with the default experiment's lengths: log-normal through p50 = 370 and p90 = 700."""
+  import numpy as np
+
+  from rl import batching
+
+  lengths = np.clip(np.exp(np.log(370) + np.log(700 / 370) / 1.2816 * rng.standard_normal(args.batch)),
+                    64, args.max_len).astype(int)
+  B, T = args.batch, batching.round_up(int(lengths.max()), c.trainer.pad_multiple)
+  tokens = rng.integers(3, 4000, size=(B, T)).astype(np.int32)
+  valid = (np.arange(T)[None] < lengths[:, None]).astype(np.float32)
+  mask = valid * (rng.random((B, T)) < 0.3) * (np.arange(T)[None] > 0)
+  batch = batching.RolloutBatch(
+      tokens=tokens, valid=valid, action_mask=mask.astype(np.float32),
+      sampler_logprobs=np.zeros((B, T), np.float32), turn_rewards=np.zeros((B, T), np.float32),
+      turn_ids=np.zeros((B, T), np.int32), scores=rng.random(B).astype(np.float32),
+      group_ids=np.arange(B, dtype=np.int32), durations=np.ones(B, np.float32),
+      truncated=np.zeros(B, bool), success=np.zeros(B, bool), lengths=lengths.astype(np.int32))
+  return batch, lengths
+
+
+def make_run(trainer, batch, lengths, rng):
+  """`run(trim, pack) -> (score s, ppo epochs s, scores)`, each from the trainer's first state."""
+  import jax
+  import numpy as np
+
+  state0 = trainer.state
+  B, T = batch.tokens.shape
+  advantages = rng.standard_normal((B, T)).astype(np.float32) * batch.action_mask
+  returns = rng.random((B, T)).astype(np.float32) * batch.action_mask
+
+  def run(trim: bool, pack: bool = False) -> tuple[float, float, dict]:
+    trainer.state = jax.tree.map(lambda x: x.copy(), state0)
+    t0 = time.perf_counter()
+    scored = trainer._score(batch, 0.7, trim=trim)  # pylint: disable=protected-access
+    t1 = time.perf_counter()
+    full = {"tokens": batch.tokens, "valid": batch.valid, "mask": batch.action_mask,
+            "advantages": advantages, "returns": returns,
+            "old_logprobs": scored["logprobs"] * batch.action_mask,
+            "old_values": scored["values"] * batch.action_mask,
+            "ref_logprobs": scored["logprobs"] * batch.action_mask,
+            "sampler_logprobs": scored["logprobs"] * batch.action_mask,
+            "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones(B, np.float32),
+            "has_sampler": np.ones(B, np.float32)}
+    trainer.ppo_epochs(full, lengths, 0.7, True, True, rng=np.random.default_rng(1), trim=trim,
+                       pack=pack)
+    jax.block_until_ready(trainer.state)
+    return t1 - t0, time.perf_counter() - t1, scored
+
+  return run
+
+
+def compare_attention(c, workdir, args) -> None:
+  """Scoring and PPO epochs on the cut+packed path, one Trainer per attention implementation."""
+  import jax
+  import numpy as np
+
+  from rl import trainer as trainer_lib
+
+  names = args.attention.split(",")
+  rng = np.random.default_rng(args.seed)
+  batch, lengths = synthetic_batch(c, args, rng)
+  runs, scores, compile_s = {}, {}, {}
+  for name in names:
+    cfg = c.unlock()
+    cfg.model.attention = name
+    cfg = cfg.lock()
+    trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, os.path.join(workdir, f"run-{name}")))
+    runs[name] = make_run(trainer, batch, lengths, np.random.default_rng(args.seed + 1))
+    t0 = time.perf_counter()
+    scores[name] = runs[name](True, True)[2]  # compiles every shape
+    compile_s[name] = time.perf_counter() - t0
+  times = {name: [] for name in names}
+  for _ in range(args.repeats):
+    for name in names:
+      times[name].append(runs[name](True, True)[:2])
+  B, T = batch.tokens.shape
+  print(f"batch {B} rows, padded T {T}, cut+packed, mini-batch {args.mini_batch}, "
+        f"{c.optim.ppo_epochs} epochs, {jax.device_count()} devices; medians of {args.repeats}")
+  base = names[0]
+  med = {n: (np.median([t[0] for t in ts]), np.median([t[1] for t in ts])) for n, ts in times.items()}
+  m = batch.action_mask > 0
+  for name in names:
+    diff = max(float(np.abs(scores[name][k] - scores[base][k])[m].max()) for k in ("logprobs", "values"))
+    print(f"{name:>8}: score {med[name][0]:6.2f} s ({med[base][0] / med[name][0]:.2f}x)   "
+          f"ppo epochs {med[name][1]:6.2f} s ({med[base][1] / med[name][1]:.2f}x)   first round "
+          f"(compiles) {compile_s[name]:6.1f} s   scores vs {base} {diff:.1e}")
 
 
 def bench_sft(trainer, batch, steps: int, rng) -> None:

@@ -19,8 +19,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (TORCH_PYTHON_HELP, median_time, print_result, resolve_torch_python, run_worker,
-                           torch_device, torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, jax_side, median_time, print_result, resolve_torch_python,
+                           run_worker, torch_device, torch_side, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -75,7 +75,7 @@ def main() -> None:
   parser.add_argument("--repeats", type=int, default=3)
   parser.add_argument("--value-head", default="separate", choices=("separate", "shared"))
   parser.add_argument("--remat", action="store_true")
-  parser.add_argument("--attention", default="einsum", choices=("einsum", "xla", "cudnn"),
+  parser.add_argument("--attention", default="tiled", choices=("tiled", "einsum", "xla", "cudnn"),
                       help="ModelConfig.attention: cache-free attention implementation (ours)")
   parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
                       help="parameters and activations, both sides (AdamW state follows)")
@@ -161,12 +161,12 @@ def main() -> None:
   print(f"model: {args.hf_checkpoint or args.preset} ({policy.config.num_params() / 1e6:.1f}M "
         f"params), value head: {args.value_head}, remat: {args.remat}, attention: {args.attention}, "
         f"dtype: {args.dtype}, "
-        f"B={b} T={t}; {jax.devices()[0].device_kind}")
+        f"B={b} T={t}; {jax_side()}")
   print(f"ours: {ours_s:.3f} s/update median, {tokens / ours_s:,.0f} tokens/s")
   if args.compare_transformers:
     result = _run_torch(args, checkpoint)
     if result:
-      print(f"pytorch/transformers ({result['torch_device']}, {result['torch_threads']} threads): "
+      print(f"pytorch/transformers ({torch_side(result)}): "
             f"{result['step_s']:.3f} "
             f"s/update median, {tokens / result['step_s']:,.0f} tokens/s")
       print(f"speed-up vs pytorch: {result['step_s'] / ours_s:.2f}x")

@@ -81,7 +81,27 @@ def torch_sync(out: Any = None) -> Any:
 
 
 def print_result(result: dict) -> None:
+  """The worker's one result line, with the versions and thread count it ran with."""
+  import torch  # pylint: disable=import-outside-toplevel
+  import transformers  # pylint: disable=import-outside-toplevel
+  result = {**result, "torch_version": torch.__version__, "transformers_version": transformers.__version__,
+            "torch_threads": torch.get_num_threads()}
   print(RESULT_PREFIX + json.dumps(result))
+
+
+def jax_side() -> str:
+  """What the JAX side runs with, for the benchmark's header line."""
+  import jax  # pylint: disable=import-outside-toplevel
+  import jaxlib  # pylint: disable=import-outside-toplevel
+  cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+  return (f"jax {jax.__version__} (jaxlib {jaxlib.__version__}) on {jax.devices()[0].platform}, "
+          f"{cores} CPU cores available to XLA's thread pool")
+
+
+def torch_side(result: dict) -> str:
+  """What the worker ran with (print_result's fields)."""
+  return (f"torch {result.get('torch_version', '?')}, transformers {result.get('transformers_version', '?')}, "
+          f"{result.get('torch_device', '?')}, {result.get('torch_threads', '?')} threads")
 
 
 def run_worker(script: str, worker_args: Sequence[str], torch_python: str, label: str) -> dict | None:
