@@ -29,6 +29,10 @@ def main(argv):
   from rl import trainer  # imported late so --help stays fast
 
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO; progress is printed
+  # orbax warns when a save waits more than a second for the previous asynchronous one, which on
+  # a busy machine happens at the default's checkpoint cadence and asks nothing of the user.
+  logging.get_absl_logger().addFilter(
+      lambda record: not str(record.msg).startswith("Waiting for previous save to complete"))
 
   with cli.bad_input_exits(trainer.WorkdirError):
     trainer.run(_CONFIG.value, _WORKDIR.value)
