@@ -34,6 +34,9 @@ INSTALL_HINT = "bubblewrap (bwrap) is not installed: run `apt-get install bubble
 RUNTIME_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runtime")
 SANDBOX_RUNTIME = "/opt/rlcoder"  # read-only copy of sandbox/runtime inside the sandbox
 SANDBOX_WORKSPACE = "/workspace"
+# Where the sandbox runtime's virtualenv appears inside the sandbox, wherever it lives on the
+# host: tracebacks and module paths an agent reads are then the same in every checkout.
+SANDBOX_VENV = "/opt/venv"
 # Writable scratch shared with trusted host-side code, outside the workspace.
 SANDBOX_RUN = "/run/rlcoder"
 SANDBOX_UID = 1000
@@ -51,6 +54,7 @@ _spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1,
                                                  thread_name_prefix="sandbox-spawner")
 _runtime_dir: str | None = None
 _runtime_lock = threading.Lock()
+_venv_bins: dict[str, str] = {}
 
 
 def bwrap_path() -> str:
@@ -97,6 +101,32 @@ def _runtime() -> str:
     return path
 
 
+def _venv_bin(venv: str) -> str:
+  """A private host copy of `venv`/bin for the sandbox's SANDBOX_VENV/bin: console scripts
+  (`pytest`, `pip`) name their interpreter by its absolute host path, rewritten here to the
+  mount point; the interpreter links are copied as they are."""
+  with _runtime_lock:
+    if venv in _venv_bins and os.path.isdir(_venv_bins[venv]):
+      return _venv_bins[venv]
+    path = tempfile.mkdtemp(prefix="rlcoder-venv-bin-")
+    source = os.path.join(venv, "bin")
+    host, mounted = venv.encode(), SANDBOX_VENV.encode()
+    for name in os.listdir(source):
+      src, dst = os.path.join(source, name), os.path.join(path, name)
+      if os.path.islink(src):
+        os.symlink(os.readlink(src), dst)
+      elif os.path.isfile(src):
+        with open(src, "rb") as f:
+          data = f.read()
+        with open(dst, "wb") as f:
+          f.write(data.replace(host, mounted) if b"\0" not in data else data)
+        os.chmod(dst, 0o755 if os.access(src, os.X_OK) else 0o644)
+    os.chmod(path, 0o755)
+    _venv_bins[venv] = path
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str]:
   runtime = _runtime()
   argv = [bwrap_path(), "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
@@ -119,8 +149,17 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   for name in ("passwd", "group", "hosts", "nsswitch.conf"):
     argv += ["--ro-bind", os.path.join(runtime, "etc", name), os.path.join("/etc", name)]
   python_env = runtime_env.runtime(config.python)
-  for root in python_env.roots:
-    argv += ["--ro-bind", root, root]
+  python = python_env.python
+  if python_env.venv:
+    for root in python_env.roots:
+      if not _inside(root, python_env.venv):
+        argv += ["--ro-bind", root, root]
+    argv += ["--ro-bind", python_env.venv, SANDBOX_VENV,
+             "--ro-bind", _venv_bin(python_env.venv), os.path.join(SANDBOX_VENV, "bin")]
+    python = os.path.join(SANDBOX_VENV, "bin", os.path.basename(python_env.python))
+  else:
+    for root in python_env.roots:
+      argv += ["--ro-bind", root, root]
   # The base interpreter's own site directories stay empty: only the pinned runtime is there.
   for site_dir in python_env.hidden_sites:
     argv += ["--tmpfs", site_dir, "--remount-ro", site_dir]
@@ -137,13 +176,18 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
   for key, value in env.items():
     argv += ["--setenv", key, value]
-  argv += [python_env.python, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
+  argv += [python, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
   return argv
+
+
+def _inside(path: str, directory: str) -> bool:
+  return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def base_env(config: SandboxConfig) -> dict[str, str]:
   """The environment of the command server and its commands: the sandbox runtime first on PATH."""
-  bin_dir = runtime_env.runtime(config.python).bin_dir
+  python_env = runtime_env.runtime(config.python)
+  bin_dir = os.path.join(SANDBOX_VENV, "bin") if python_env.venv else python_env.bin_dir
   return {
       "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
       "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",

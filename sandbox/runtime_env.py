@@ -52,12 +52,16 @@ class Runtime:
     hidden_sites: the base installation's site directories, masked inside the sandbox; empty
       when the runtime is not a virtualenv (its packages then live there).
     version: the interpreter's (major, minor, micro).
+    venv: the virtualenv's directory (its sys.prefix) when the runtime is one, else "". The
+      bubblewrap backend mounts it at a fixed path, so what code under test sees (tracebacks,
+      `__file__`, sys.path) does not depend on where the project is checked out.
   """
   python: str
   bin_dir: str
   roots: tuple[str, ...]
   hidden_sites: tuple[str, ...]
   version: tuple[int, ...]
+  venv: str = ""
 
 
 def runtime_python(configured: str = "") -> str:
@@ -95,8 +99,10 @@ def _probe(python: str) -> Runtime:
   roots.append(os.path.dirname(os.path.realpath(python)))
   in_venv = os.path.realpath(prefix) != os.path.realpath(base)
   hidden = tuple(os.path.realpath(p) for p in info["base_sites"]) if in_venv else ()
+  # A virtualenv whose interpreter sits in its own bin/ (the layout `python -m venv` makes).
+  venv = prefix if in_venv and os.path.dirname(os.path.dirname(python)) == prefix else ""
   return Runtime(python=python, bin_dir=os.path.dirname(python), roots=_outermost(roots),
-                 hidden_sites=hidden, version=tuple(info["version"]))
+                 hidden_sites=hidden, version=tuple(info["version"]), venv=venv)
 
 
 def runtime(configured: str = "") -> Runtime:

@@ -46,3 +46,26 @@ def test_requirement_pins_cover_the_installed_closure():
   installed.pop("pip", None)
   installed.pop("setuptools", None)
   assert installed == pins
+
+
+def test_runtime_appears_at_a_fixed_path_whatever_the_checkout(tmp_path):
+  """Tracebacks and module paths an agent reads name /opt/venv, never the host checkout, so two
+  checkouts of the project give the policy the same observations; console scripts still run."""
+  (tmp_path / "test_broken.py").write_text("import no_such_module\n")
+  session = open_session(str(tmp_path), SandboxConfig(pool_size=0))
+  try:
+    probe = session.exec("python -c 'import sys, pytest; print(sys.prefix); print(pytest.__file__); "
+                         "print(sys.path)'", timeout=60)
+    assert probe.exit_code == 0, probe.stderr
+    prefix, module, path = probe.stdout.splitlines()[:3]
+    assert prefix == "/opt/venv" and module.startswith("/opt/venv/lib/")
+    collect = session.exec("python -m pytest -q test_broken.py", timeout=60)
+    script = session.exec("pytest --version", timeout=60)
+  finally:
+    session.close()
+  host_venv = runtime_env.runtime().venv
+  assert host_venv and host_venv != "/opt/venv"
+  assert "No module named 'no_such_module'" in collect.stdout
+  for text in (path, collect.stdout, collect.stderr):
+    assert runtime_env.REPO_ROOT not in text and host_venv not in text
+  assert script.exit_code == 0 and "pytest" in script.stdout + script.stderr

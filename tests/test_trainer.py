@@ -9,10 +9,8 @@ import pytest
 
 from configs import default
 from rl import trainer as trainer_lib
+from run_logs import assert_same_rows, episode_signatures, metrics_rows
 
-# Timings, and the grade cache's hit rate: a resumed process starts with an empty cache (a hit
-# returns the report a fresh grading gives, which the reward metrics compare).
-TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s", "rollout/grade_cached_frac")
 
 
 def tiny_config(tasks_root, iterations=2, **overrides):
@@ -54,20 +52,12 @@ def tasks_root(tmp_path_factory):
   return tmp_path_factory.mktemp("tasks")
 
 
-def _rows(workdir):
-  return [json.loads(l) for l in (Path(workdir) / "metrics.jsonl").read_text().splitlines() if l.strip()]
-
-
-def _comparable(row):
-  return {k: v for k, v in row.items() if not any(k.startswith(t) or t in k for t in TIMING)}
-
-
 @pytest.mark.slow
 def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root, capsys):
   full = tmp_path / "full"
   summary = trainer_lib.run(tiny_config(tasks_root, **{"trainer.plots": True}), full)
   _check_plain_progress(capsys.readouterr().out, summary, full)
-  rows = _rows(full)
+  rows = metrics_rows(full)
   assert [r["step"] for r in rows] == [1, 2]
   for key in ("train/reward_mean", "train/success_rate", "antihack/flag_rate", "perf/sample_tokens_per_s",
               "perf/update_tokens_per_s", "eval/pass@1", "critic/value_loss", "actor/pg_loss"):
@@ -115,14 +105,10 @@ def test_resumed_run_equals_uninterrupted_run(tmp_path, tasks_root):
   part = tmp_path / "part"
   trainer_lib.run(tiny_config(tasks_root, iterations=1, **overrides), part)  # "killed" after 1
   trainer_lib.run(tiny_config(tasks_root, iterations=2, **overrides), part)  # same command again
-  expected, resumed = _rows(whole), _rows(part)
+  resumed = metrics_rows(part)
   assert [r["step"] for r in resumed] == [1, 2]
-  for got, want in zip(resumed, expected):
-    # The shorter run also evaluated at its last iteration; evaluation does not touch training state.
-    got, want = _comparable(got), _comparable(want)
-    keys = sorted(k for k in set(got) & set(want) if not k.startswith("eval/"))
-    assert len(keys) > 30
-    assert {k: got[k] for k in keys} == pytest.approx({k: want[k] for k in keys}, rel=1e-4, abs=1e-5)
+  # The shorter run also evaluated at its last iteration; evaluation does not touch training state.
+  assert_same_rows(resumed, metrics_rows(whole), skip_prefix="eval/")
 
 
 # test_killed_runs_resume_to_the_uninterrupted_run: the points where one run directory's runs
@@ -140,13 +126,9 @@ KILLED_RUN = {"sft.enabled": False, "trainer.train_eval_samples": 0}
 
 
 def _episodes(workdir):
-  """Each logged episode as the policy made it (timings and grade-cache marks aside), sorted:
-  the grading threads finish episodes in any order."""
   from rl.trajectory import load_trajectories
 
-  return sorted(json.dumps([r["model"]["step"], r["episode_id"], r["task_id"], r["final_reward"], r["success"],
-                            r["terminated"], [s["action_input"] for s in r["steps"]]])
-                for r in load_trajectories(Path(workdir) / "trajectories"))
+  return episode_signatures(load_trajectories(Path(workdir) / "trajectories"))
 
 
 @pytest.mark.slow
@@ -180,7 +162,7 @@ def test_killed_runs_resume_to_the_uninterrupted_run(tmp_path, tasks_root):
   for kill in KILLS:
     run(part, kill)
     steps = sorted(p.name for p in (part / "checkpoints" / "last").iterdir())
-    rows = [r["step"] for r in _rows(part)] if (part / "metrics.jsonl").exists() else []
+    rows = [r["step"] for r in metrics_rows(part)] if (part / "metrics.jsonl").exists() else []
     if kill == "rollout:1":
       assert steps == ["0"] and rows == [] and _episodes(part)
     elif kill == "checkpoint:1":  # every file written, nothing committed
@@ -189,12 +171,9 @@ def test_killed_runs_resume_to_the_uninterrupted_run(tmp_path, tasks_root):
     elif kill == "metrics:2":
       assert steps == ["0", "1"] and rows == [1, 2]
   run(part)
-  expected, resumed = _rows(whole), _rows(part)
+  resumed = metrics_rows(part)
   assert [r["step"] for r in resumed] == [1, 2]
-  for got, want in zip(resumed, expected):
-    got, want = _comparable(got), _comparable(want)
-    assert sorted(got) == sorted(want) and len(got) > 30
-    assert got == pytest.approx(want, rel=1e-4, abs=1e-5)
+  assert_same_rows(resumed, metrics_rows(whole))
   assert "eval/pass@1" in resumed[1]  # the evaluation of iteration 2 is compared too
   assert _episodes(part) == _episodes(whole)  # the killed runs' records dropped, none logged twice
 
@@ -208,9 +187,9 @@ def test_metric_writer_truncate_after_drops_later_rows_and_a_cut_line(tmp_path):
   with open(tmp_path / "metrics.jsonl", "a") as fh:
     fh.write('{"step": 4, "train/rew')  # the write a SIGKILL cut
   writer.truncate_after(2)
-  assert [r["step"] for r in _rows(tmp_path)] == [1, 2]
+  assert [r["step"] for r in metrics_rows(tmp_path)] == [1, 2]
   writer.write_scalars(3, {"train/reward_mean": 0.3})
-  assert [r["step"] for r in _rows(tmp_path)] == [1, 2, 3]
+  assert [r["step"] for r in metrics_rows(tmp_path)] == [1, 2, 3]
 
 
 def test_workdir_with_different_config_is_refused(tmp_path, tasks_root):
@@ -231,7 +210,7 @@ def test_self_improvement_duration_weights_and_advantage_scaling_are_wired(tmp_p
   trainer = trainer_lib.Trainer(cfg, workdir)
   trainer.run()
   saved = json.loads(json.dumps(trainer.self_improve.state_dict()))
-  row = _rows(workdir)[-1]
+  row = metrics_rows(workdir)[-1]
   assert row["self_improve/buffer_size"] > 0 and row["self_improve/probability"] == 1.0
   assert row["duration/seconds_p10"] >= cfg.algo.duration_floor_s
   assert row["adv/min"] >= 0.0 and row["adv/std"] > 0  # negative advantages scaled to 0
@@ -270,7 +249,7 @@ def test_ptx_steps_error_masking_and_train_task_pass_at_1_are_wired(tmp_path, ta
     summary = trainer.run()
     after = [np.asarray(x) for x in jax.tree.leaves(trainer.state.policy)]
     moved[ptx] = max(float(np.abs(a - b).max()) for a, b in zip(after, before))
-    row = _rows(workdir)[-1]
+    row = metrics_rows(workdir)[-1]
     assert 0.0 <= row["adv/error_masked_fraction"] <= 1.0
     assert ("ptx/nll" in row) == (ptx > 0)
     n_tasks = len(trainer.train_tasks)
@@ -296,7 +275,7 @@ def test_constrained_tool_calls_are_sampled_and_scored_under_the_grammar(tmp_pat
   workdir = trainer_lib.prepare_workdir(cfg, tmp_path / "constrained")
   trainer = trainer_lib.Trainer(cfg, workdir)
   trainer.run()
-  row = _rows(workdir)[-1]
+  row = metrics_rows(workdir)[-1]
   assert row["rollout/off_grammar_tokens"] == 0
   # The update scores the masked distribution the sampler drew from: no train/infer gap beyond
   # float noise. Unmasked, this random policy's tokens would differ by ~1.5e-3 nats (the mass of

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from run_logs import assert_same_rows, episode_signatures, metrics_rows
+
 HELPERS = Path(__file__).resolve().parent / "helpers"
 RUN = HELPERS / "trainer_multiprocess_run.py"
 BATCH_CHECK = HELPERS / "trainer_batch_check.py"
-# Timings, and the grade cache's hit rate (as tests/test_trainer.py compares resumed runs).
-TIMING = ("time", "perf/", "rollout/wall_s", "rollout/grade_cached_frac")
 
 
 def _free_port() -> int:
@@ -76,27 +76,12 @@ def _two_process_run(tasks_root, workdir, cache, kill=""):
   return logs
 
 
-def _rows(workdir):
-  return [json.loads(l) for l in (Path(workdir) / "metrics.jsonl").read_text().splitlines() if l.strip()]
-
-
-def _comparable(row):
-  return {k: v for k, v in row.items() if not any(k.startswith(t) or t in k for t in TIMING)}
-
-
 def _records(workdir) -> dict[int, list[dict]]:
   """Each process's trajectory records (its own log, trajectories-process<p>-*.jsonl)."""
   from rl.trajectory import load_trajectories
 
   files = {p: sorted((Path(workdir) / "trajectories").glob(f"trajectories-process{p}-*.jsonl")) for p in range(2)}
   return {p: [r for f in files[p] for r in load_trajectories(f)] for p in range(2)}
-
-
-def _episodes(records: list[dict]) -> list[str]:
-  """The records as the policy made them (timings and grade-cache marks aside), sorted."""
-  return sorted(json.dumps([r["model"]["step"], r["episode_id"], r["group_id"], r["task_id"], r["final_reward"],
-                            r["success"], r["terminated"], [s["action_input"] for s in r["steps"]]])
-                for r in records)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +102,7 @@ def test_two_processes_run_their_own_episodes_and_write_metrics_once(uninterrupt
   assert [(r["process"], r["processes"], r["devices"], r["local_devices"]) for r in results] == [
       (0, 2, 2, 1), (1, 2, 2, 1)]
   assert all(r["iterations"] == 2 for r in results)
-  rows = _rows(workdir)
+  rows = metrics_rows(workdir)
   assert [r["step"] for r in rows] == [1, 2]  # process 0 writes; once per iteration
   assert "eval/pass@1" in rows[1]  # the split held-out evaluation
   records = _records(workdir)
@@ -142,17 +127,14 @@ def test_two_process_run_killed_in_an_update_resumes_to_the_uninterrupted_run(ro
   part = root / "part"
   _two_process_run(root / "tasks", part, root / "jax_cache", kill="update:2")
   assert sorted(p.name for p in (part / "checkpoints" / "last").iterdir()) == ["0", "1"]
-  assert [r["step"] for r in _rows(part)] == [1]
+  assert [r["step"] for r in metrics_rows(part)] == [1]
   _two_process_run(root / "tasks", part, root / "jax_cache")
-  expected, resumed = _rows(whole), _rows(part)
+  resumed = metrics_rows(part)
   assert [r["step"] for r in resumed] == [1, 2]
-  for got, want in zip(resumed, expected):
-    got, want = _comparable(got), _comparable(want)
-    assert sorted(got) == sorted(want) and len(got) > 30
-    assert got == pytest.approx(want, rel=1e-4, abs=1e-5)
+  assert_same_rows(resumed, metrics_rows(whole))
   whole_records, part_records = _records(whole), _records(part)
   for p in range(2):
-    assert _episodes(part_records[p]) == _episodes(whole_records[p])
+    assert episode_signatures(part_records[p]) == episode_signatures(whole_records[p])
 
 
 @pytest.mark.slow
