@@ -289,38 +289,126 @@ def test_registry_and_config():
 
 def test_llm_backend_over_an_openai_compatible_server():
   """The default `complete` goes through the judge's HTTP client to a chat-completions server."""
-  import http.server
-  import json
-  import threading
-
-  seen = []
-
-  class Handler(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802 (http.server naming)
-      body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-      seen.append(body)
-      reply = {"choices": [{"message": {"role": "assistant", "content": _ast_model(body["messages"])}}]}
-      data = json.dumps(reply).encode()
-      self.send_response(200)
-      self.send_header("Content-Type", "application/json")
-      self.send_header("Content-Length", str(len(data)))
-      self.end_headers()
-      self.wfile.write(data)
-
-    def log_message(self, *args):
-      pass
-
-  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-  thread = threading.Thread(target=server.serve_forever, daemon=True)
-  thread.start()
+  stub = _StubModelServer()
   try:
-    cfg = instrumentation(backend="llm", llm_base_url=f"http://127.0.0.1:{server.server_address[1]}/v1",
-                          llm_model="frozen-instrumenter")
+    cfg = instrumentation(backend="llm", llm_base_url=stub.url, llm_model="frozen-instrumenter")
     result = instr.make_instrumenter(cfg).instrument((FIXTURES / "p01_pandas_sklearn_script.py").read_text(),
                                                       nonce=NONCE)
   finally:
-    server.shutdown()
-    server.server_close()
+    stub.close()
   assert result.verified and result.backend == "llm", result.fallback_reason
   assert len(result.stages) == 6
-  assert seen[0]["model"] == "frozen-instrumenter" and seen[0]["temperature"] == 0.0
+  assert stub.seen[0]["model"] == "frozen-instrumenter" and stub.seen[0]["temperature"] == 0.0
+
+
+class _StubModelServer:
+  """An OpenAI-compatible chat-completions server on 127.0.0.1 that answers like a frozen model
+  would, well or badly: `mode` picks the next answers (see `_reply`)."""
+
+  def __init__(self):
+    import http.server
+    import json
+    import threading
+    import time
+
+    stub = self
+    self.mode, self.failures_left = "faithful", 0
+    self.seen: list[dict] = []  # request bodies
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+      def do_POST(self):  # noqa: N802 (http.server naming)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        stub.seen.append(body)
+        if stub.mode == "slow":
+          time.sleep(1.0)  # past the client's timeout
+        if stub.failures_left:
+          stub.failures_left -= 1
+          self._send(500, b'{"error": "overloaded"}')
+          return
+        if stub.mode == "not_json":
+          self._send(200, b"<html>gateway error</html>")
+          return
+        reply = {"choices": [{"message": {"role": "assistant", "content": stub._reply(body["messages"])}}]}
+        self._send(200, json.dumps(reply).encode())
+
+      def _send(self, code, data):
+        try:
+          self.send_response(code)
+          self.send_header("Content-Type", "application/json")
+          self.send_header("Content-Length", str(len(data)))
+          self.end_headers()
+          self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+          pass  # the client gave up waiting ("slow"): what a real server sees too
+
+      def log_message(self, *args):
+        pass
+
+    self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    self.thread.start()
+    self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+  def _reply(self, messages) -> str:
+    good = _ast_model(messages)  # a fenced, faithfully instrumented program
+    program = good.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    if self.mode in ("faithful", "slow"):
+      return good
+    if self.mode == "chatty":  # prose around the fence: the program is still the block
+      return "Sure! I added the progress prints.\n\n" + good + "\nLet me know if you need anything else."
+    if self.mode == "changes_program":  # instruments, and also "fixes" something
+      return "```python\n" + program + "LEARNING_RATE_OVERRIDE = 0.1\n```\n"
+    if self.mode == "no_code_block":
+      return "I have inserted the progress prints after each stage as requested."
+    if self.mode == "unchanged":  # the program back without any marker
+      original = messages[1]["content"].split("Program:\n```python\n", 1)[1].rsplit("```", 1)[0]
+      return "```python\n" + original + "```"
+    raise AssertionError(self.mode)
+
+  def close(self):
+    self.server.shutdown()
+    self.server.server_close()
+
+
+@pytest.mark.slow
+def test_llm_backend_against_a_stub_model_server_that_answers_well_and_badly():
+  """The llm backend end to end, over HTTP, on every fixture program and every kind of answer:
+  faithful and chatty answers are used; a changed program, prose without code, the program
+  without markers, a non-JSON body and a server past its timeout all fall back to the original
+  program (which then runs unchanged); a 500 is retried. The fallback rate on the wrong answers
+  must be 100%: a model may cost markers, never correctness."""
+  stub = _StubModelServer()
+  try:
+    cfg = instrumentation(backend="llm", llm_base_url=stub.url, llm_model="stub", llm_timeout_s=0.5)
+    instrumenter = instr.make_instrumenter(cfg)
+    outcomes: dict[str, list] = {}
+    programs = [p for p in PROGRAMS if expected_stages(p)]  # programs with something to mark
+    for mode in ("faithful", "chatty", "changes_program", "no_code_block", "unchanged"):
+      stub.mode = mode
+      outcomes[mode] = [instrumenter.instrument(p.read_text(), nonce=NONCE)
+                        for p in (programs if mode in ("faithful", "chatty") else programs[::3])]
+    source = (FIXTURES / "p01_pandas_sklearn_script.py").read_text()
+    stub.mode = "not_json"
+    outcomes["not_json"] = [instrumenter.instrument(source, nonce=NONCE)]
+    stub.mode, stub.failures_left = "faithful", 1
+    outcomes["retried_500"] = [instrumenter.instrument(source, nonce=NONCE)]
+    stub.mode = "slow"
+    outcomes["timeout"] = [instrumenter.instrument(source, nonce=NONCE)]
+  finally:
+    stub.close()
+  assert len(programs) >= 20
+  for mode in ("faithful", "chatty", "retried_500"):
+    for program, result in zip(programs, outcomes[mode]):
+      assert result.verified and result.backend == "llm", (mode, program.name, result.fallback_reason)
+      assert set(expected_stages(program)) <= set(result.stages), (mode, program.name)
+  # The program back without markers reads "no stage found", or "no marker was inserted but
+  # the text changed" where the model's copy lost whitespace.
+  reasons = {"changes_program": ("differs",), "no_code_block": ("parse",),
+             "unchanged": ("no stage found", "no marker was inserted"),
+             "not_json": ("non-JSON",), "timeout": ("Timeout",)}
+  wrong = [(mode, r) for mode in reasons for r in outcomes[mode]]
+  fell_back = [r for _, r in wrong if not r.verified]
+  assert len(fell_back) / len(wrong) == 1.0
+  for mode, result in wrong:
+    assert result.source == result.original, mode
+    assert any(reason in result.fallback_reason for reason in reasons[mode]), (mode, result.fallback_reason)
