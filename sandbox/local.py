@@ -126,6 +126,8 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
     argv += ["--tmpfs", site_dir, "--remount-ro", site_dir]
   for path in config.extra_ro_binds:
     argv += ["--ro-bind", path, path]
+  if config.task_env_dir:
+    argv += ["--ro-bind", config.task_env_dir, api.TASK_ENV_MOUNT]
   argv += ["--proc", "/proc", "--dev", "/dev",
            "--ro-bind", runtime, SANDBOX_RUNTIME,
            "--bind", workspace, SANDBOX_WORKSPACE,
@@ -150,6 +152,7 @@ def base_env(config: SandboxConfig) -> dict[str, str]:
       "USER": "sandbox", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
       "MPLBACKEND": "Agg", "RLCODER_WORKSPACE": SANDBOX_WORKSPACE,
+      **api.task_environment(config),
   }
 
 
@@ -453,7 +456,7 @@ class _Sandbox:
 
 def _pool_key(config: SandboxConfig) -> tuple:
   return (config.memory_mb, config.max_procs, config.tmp_mb, config.fork_server,
-          config.extra_ro_binds, config.python)
+          config.extra_ro_binds, config.python, config.task_env_dir)
 
 
 class _Pool:

@@ -16,8 +16,8 @@ FIXED = {"m.py": "def f():\n    return 2\n"}
 TEST = {"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() == 2\n"}
 
 
-def _task(root, tid, repo=BUGGY, tests=TEST, fixed=FIXED, **meta):
-  return write_task(root, statement="fix f", repo_files=dict(repo), test_files=dict(tests),
+def _task(root, tid, repo=BUGGY, tests=TEST, fixed=FIXED, statement="f() returns 1 where 2 is expected.", **meta):
+  return write_task(root, statement=statement, repo_files=dict(repo), test_files=dict(tests),
                     metadata={"id": tid, "source": "unit", "license": "MIT", **meta},
                     solution_patch=make_patch(dict(repo), {**repo, **fixed}))
 
@@ -102,3 +102,32 @@ def test_check_script_enforce_and_prune(tmp_path):
   assert report["summary"]["failed"] == ["no-license"]
   manifest = [json.loads(l)["dir"] for l in (root / "manifest.jsonl").read_text().splitlines()]
   assert manifest == ["good"]
+
+
+def test_secrets_ignore_example_urls_in_docstrings_and_comments(tmp_path):
+  """RFC 3986's `foo://user:pass@host` in a docstring is documentation, not a credential (it
+  failed three good tasks); the same URL in code, and real key formats anywhere, still count."""
+  (tmp_path / "uri.py").write_text(
+      '"""Split URIs.\n\n  foo://user:pass@example.com:8042/over/there\n"""\n\n'
+      'def split(uri):\n  """E.g. split("ftp://anonymous:guest@ftp.example.org/")."""\n'
+      '  # password = "example-password" (see the docs)\n  return uri\n\n'
+      'URL = "https://admin:s3cret@db.internal/"\n\n'
+      'def key():\n  """AKIAABCDEFGHIJKLMNOP"""\n')
+  hits = scan_secrets(tmp_path)
+  assert hits == ["uri.py:11: URL with credentials", "uri.py:14: AWS access key"]
+
+
+def test_statement_check_flags_empty_and_leaking_statements(tmp_path):
+  from rl.tasks.checks import check_statement
+  fixed = {"m.py": "def f():\n    return compute_the_value(2)\n"}
+  ok = _task(tmp_path, "ok", fixed=fixed, statement="f returns the wrong value for the default input.")
+  assert check_statement(ok) == []
+  bare = _task(tmp_path, "bare", fixed=fixed, statement="Fix #387\n")
+  assert "says nothing" in check_statement(bare)[0]
+  leak = _task(tmp_path, "leak", fixed=fixed, statement="f is wrong. Use:\n\n    return compute_the_value(2)\n")
+  assert "leaks the fix" in check_statement(leak)[0]
+  hunk = _task(tmp_path, "hunk", fixed=fixed, statement="f is wrong:\n@@ -1,2 +1,2 @@\n-x\n+y\n")
+  assert any("diff hunk" in p for p in check_statement(hunk))
+  tests = {"test_m.py": "from m import f\n\n\ndef test_default_value():\n    assert f() == 2\n"}
+  named = _task(tmp_path, "named", fixed=fixed, tests=tests, statement="f is wrong; see test_default_value.")
+  assert "hidden test 'test_default_value'" in check_statement(named)[0]
