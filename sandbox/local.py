@@ -135,7 +135,9 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
            # bwrap's root is a tmpfs: without this, /, /etc, /opt ... would be writable.
            "--remount-ro", "/",
            "--chdir", SANDBOX_WORKSPACE]
-  env = base_env(config)
+  # The server starts without the task's variables: a PYTHONPATH entry in the empty
+  # workspace would be cached as missing in the interpreter every command is forked from.
+  env = base_env(config.replace(python_path=(), task_env=(), task_env_dir=""))
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
   for key, value in env.items():
     argv += ["--setenv", key, value]

@@ -23,6 +23,8 @@ from rl.tasks.format import Task, TaskError
 BUILD_DIR = ".rlcoder_task_env"  # inside the build sandbox's workspace
 BUILD_TIMEOUT_S = 600.0
 _build_lock = threading.Lock()
+_memo_lock = threading.Lock()
+_built_dirs: dict[tuple, str] = {}
 
 
 def cache_root() -> pathlib.Path:
@@ -111,5 +113,13 @@ def task_sandbox_config(task: Any, base: Any, *, build: bool = True) -> Any:
     if getattr(base, "backend", "local") != "local":
       raise TaskError(f"task {task.id!r}: setup commands are built for the local backend; on "
                       f"{base.backend!r} give the task an image with its environment instead")
-    changes["task_env_dir"] = build_task_env(task, base)
+    # Hashing repo/ for every episode would cost more than the episode on a large repository.
+    memo_key = (str(task.dir), getattr(task, "version", ""), environment.setup, base.python, base.backend)
+    with _memo_lock:
+      built = _built_dirs.get(memo_key)
+    if built is None or not os.path.isdir(built):
+      built = build_task_env(task, base)
+      with _memo_lock:
+        _built_dirs[memo_key] = built
+    changes["task_env_dir"] = built
   return base.replace(**changes) if changes else base

@@ -287,6 +287,13 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
     # What a fresh interpreter would do with PYTHONPATH (and our sitecustomize on it).
     for entry in reversed([p for p in env.get("PYTHONPATH", "").split(":") if p]):
       sys.path.insert(1, entry)
+    # Finders cached by the server describe the workspace as it was then (often empty, or a
+    # folder that did not exist yet): drop them so the child sees today's files.
+    for cached in list(sys.path_importer_cache):
+      if cached == WORKSPACE or cached.startswith(WORKSPACE + "/"):
+        sys.path_importer_cache.pop(cached, None)
+    import importlib
+    importlib.invalidate_caches()
     if env.get("RLCODER_AUDIT_CONFIG"):
       import rlcoder_audit
       rlcoder_audit.install_from_env()
@@ -369,7 +376,10 @@ def run(req: dict, warm_pytest: bool) -> dict:
         truncated[fd] = True  # keep draining so the writer never blocks, but drop the bytes
   if timed_out or memory_exceeded:
     _kill_all_others()
-  status = os.waitpid(pid, 0)[1]
+  try:
+    status = os.waitpid(pid, 0)[1]
+  except ChildProcessError:  # already reaped while killing everything: it died of SIGKILL
+    status = signal.SIGKILL
   duration = time.monotonic() - start
   for fd in (out_r, err_r, pidfd):
     os.close(fd)
