@@ -115,6 +115,12 @@ def test_secrets_ignore_example_urls_in_docstrings_and_comments(tmp_path):
       'def key():\n  """AKIAABCDEFGHIJKLMNOP"""\n')
   hits = scan_secrets(tmp_path)
   assert hits == ["uri.py:11: URL with credentials", "uri.py:14: AWS access key"]
+  # A URL parser's test data: placeholder or variable passwords, example hosts.
+  (tmp_path / "uri.py").unlink()
+  (tmp_path / "test_urls.py").write_text(
+      'CASES = ["https://user:pass@g.c/r.git", "https://user:${PASSWORD}@g.c/r.git",\n'
+      '         "ssh://user:pass%20word@example.com/p.zip", "https://deploy:Zq8vW3nLp2@git.corp.io/r.git"]\n')
+  assert scan_secrets(tmp_path) == ["test_urls.py:2: URL with credentials"]
 
 
 def test_statement_check_flags_empty_and_leaking_statements(tmp_path):
@@ -131,3 +137,24 @@ def test_statement_check_flags_empty_and_leaking_statements(tmp_path):
   tests = {"test_m.py": "from m import f\n\n\ndef test_default_value():\n    assert f() == 2\n"}
   named = _task(tmp_path, "named", fixed=fixed, tests=tests, statement="f is wrong; see test_default_value.")
   assert "hidden test 'test_default_value'" in check_statement(named)[0]
+
+
+@pytest.mark.slow
+def test_checks_grade_as_rollouts_do(tmp_path):
+  """With the rollout evaluator the check is the training verdict: rewards, the expected-test
+  counting and the anti-hack rules (a reference that reads the hidden tests is flagged)."""
+  from rl import rollout
+  from rl.tasks.verify import subprocess_grade
+  _task(tmp_path, "good")
+  cheat = {"m.py": "import pathlib\n\n\ndef f():\n    return 2 if pathlib.Path('tests/test_m.py').exists() else 1\n"}
+  _task(tmp_path, "cheat", fixed=cheat)
+  config = rollout.load_config(None)
+  config.antihack.judge = "none"
+  config.reward.grade_cache = False
+  evaluator = rollout.Evaluator(config, grade_fn=None if GRADER == "sandbox" else subprocess_grade)
+  report = check_root(tmp_path, grader=GRADER, runs=1, evaluator=evaluator)
+  by_id = {e["id"]: e for e in report["tasks"]}
+  assert by_id["good"]["ok"] and by_id["good"]["reference_reward"] == 1.0 and by_id["good"]["initial_reward"] == 0.0
+  assert not by_id["cheat"]["ok"] and "D013-test-paths-in-code" in by_id["cheat"]["rules"]["reference"]
+  assert "reference flagged by anti-hack rules" in by_id["cheat"]["problems"][0]
+  assert report["summary"]["verdict"] == "evaluator"

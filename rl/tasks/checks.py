@@ -45,6 +45,26 @@ ALWAYS_AVAILABLE = {"pytest", "_pytest", "__future__"}
 EXAMPLE_KINDS = {"URL with credentials", "credential assignment"}
 
 
+_URL_PARTS_RE = re.compile(r"://([^/\s:@]+):([^/\s:@]+)@([^/\s:'\"]+)")
+PLACEHOLDER_PASSWORDS = {"pass", "password", "passwd", "pwd", "pw", "secret", "changeme", "token", "test",
+                         "example", "hunter2", "foo", "bar", "baz"}
+EXAMPLE_HOST_RE = re.compile(r"(^|\.)(example\.(com|net|org)|example|test|invalid|localhost)$", re.I)
+
+
+def _is_example_url(line: str) -> bool:
+  """Every credential URL on the line is an example: a placeholder or variable password, a
+  password too short to be real, or an RFC 2606 example host (a URL parser's test data)."""
+  found = _URL_PARTS_RE.findall(line)
+  if not found:
+    return False
+  for _, password, host in found:
+    placeholder = (password.lower().replace("%20", "") in PLACEHOLDER_PASSWORDS or len(password) < 6
+                   or re.fullmatch(r"\$\{?\w+\}?|%\(\w+\)s|\{\w*\}|<[^>]*>|[x*.]+", password, re.I))
+    if not (placeholder or EXAMPLE_HOST_RE.search(host.split(":")[0])):
+      return False
+  return True
+
+
 def _doc_lines(text: str) -> set[int]:
   """Line numbers of a Python source's docstrings and comments (empty when it does not parse)."""
   import io  # pylint: disable=import-outside-toplevel
@@ -72,7 +92,8 @@ def _doc_lines(text: str) -> set[int]:
 def scan_secrets(task_dir: pathlib.Path) -> list[str]:
   """'path:line: kind' for every line of a text file under the task that looks like a credential.
 
-  Example credentials in Python docstrings and comments (EXAMPLE_KINDS) are not reported.
+  Example credentials in Python docstrings and comments (EXAMPLE_KINDS) are not reported, nor
+  are URLs whose passwords are placeholders or variables or whose hosts are example domains.
   """
   hits = []
   for p in sorted(task_dir.rglob("*")):
@@ -85,8 +106,11 @@ def scan_secrets(task_dir: pathlib.Path) -> list[str]:
     doc_lines = _doc_lines(text) if p.suffix == ".py" else set()
     for lineno, line in enumerate(text.splitlines(), 1):
       for kind, pattern in SECRET_PATTERNS.items():
-        if pattern.search(line) and not (kind in EXAMPLE_KINDS and lineno in doc_lines):
-          hits.append(f"{p.relative_to(task_dir)}:{lineno}: {kind}")
+        if not pattern.search(line) or (kind in EXAMPLE_KINDS and lineno in doc_lines):
+          continue
+        if kind == "URL with credentials" and _is_example_url(line):
+          continue
+        hits.append(f"{p.relative_to(task_dir)}:{lineno}: {kind}")
   return hits
 
 
