@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rl.antihack.actions import ParsedAction
 from rl.antihack.context import ActionContext, is_test_file, is_under
-from rl.antihack.diff import ChangedFile, Diff, dotted_name
+from rl.antihack.diff import PARSE_LOCK, ChangedFile, Diff, dotted_name
 
 Finding = tuple[str, str]  # (message, location)
 CHECKERS: dict[tuple[str, str], Callable[..., list[Finding]]] = {}
@@ -691,8 +691,9 @@ def _test_literals(diff: Diff, ctx: Any) -> set[str]:
   sources = [text for path, text in diff.initial_files.items() if is_test_file(path) and isinstance(text, str)]
   for text in sources:
     try:
-      tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+      with PARSE_LOCK:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
       continue
     for node in ast.walk(tree):
       if isinstance(node, (ast.Constant, ast.Tuple, ast.List)):

@@ -191,17 +191,60 @@ def imported_modules(source: str) -> set[str]:
   return names
 
 
+def _runtime_modules() -> set[str]:
+  try:
+    from sandbox.runtime_env import installed_modules  # pylint: disable=import-outside-toplevel
+    return set(installed_modules())
+  except Exception:  # pylint: disable=broad-except  # no runtime here: the workspace must provide all
+    return set()
+
+
+def _files_the_command_runs(task: Task) -> list[pathlib.Path]:
+  """Hidden-test files the test command names (and the conftest.py files above them); every
+  hidden Python file when it names none."""
+  import shlex  # pylint: disable=import-outside-toplevel
+  dest = pathlib.PurePosixPath(task.hidden_tests_dest)
+  everything = sorted(task.tests_dir.rglob("*.py"))
+  try:
+    words = shlex.split(task.test_command)
+  except ValueError:
+    return everything
+  chosen: set[pathlib.Path] = set()
+  for word in words:
+    path = pathlib.PurePosixPath(word.split("::")[0])
+    try:
+      rel = path.relative_to(dest) if str(dest) != "." else path
+    except ValueError:
+      continue
+    target = task.tests_dir / rel
+    if target.is_file():
+      chosen.add(target)
+    elif target.is_dir() and str(rel) != ".":
+      chosen.update(target.rglob("*.py"))
+    else:
+      continue
+    for parent in [target.parent, *target.parent.parents]:
+      if parent == task.tests_dir.parent:
+        break
+      if (parent / "conftest.py").is_file():
+        chosen.add(parent / "conftest.py")
+  return sorted(chosen) or everything
+
+
 def check_context(task: Task, allowed: Iterable[str] = ()) -> list[str]:
-  """Problems with what the hidden tests import: each must come from the workspace, the
-  hidden tests themselves, the standard library or an allowed list."""
-  provided = set(ALWAYS_AVAILABLE) | set(sys.stdlib_module_names) | set(allowed)
+  """Problems with what the hidden tests that run import: each must come from the workspace
+  (its root or a `python_path` root), the hidden tests themselves, the standard library, the
+  sandbox runtime's installed packages or an allowed list."""
+  provided = set(ALWAYS_AVAILABLE) | set(sys.stdlib_module_names) | set(allowed) | _runtime_modules()
   provided |= _top_level_modules(task.repo_dir)
+  for root in task.environment.python_path:
+    provided |= _top_level_modules(task.repo_dir / root)
   dest = task.repo_dir / task.hidden_tests_dest
   provided |= _top_level_modules(dest)
   problems = []
   for p in sorted(task.tests_dir.rglob("*.py")):
     provided |= _top_level_modules(p.parent)
-  for p in sorted(task.tests_dir.rglob("*.py")):
+  for p in _files_the_command_runs(task):
     try:
       names = imported_modules(p.read_text(encoding="utf-8"))
     except SyntaxError as e:

@@ -49,6 +49,8 @@ ISSUE_REF_RE = re.compile(r"(?<![\w#])(?:(?:fix(?:es|ed)?|close[sd]?|resolve[sd]
 # Lines of squashed pull requests that bots write.
 BOT_LINE_RE = re.compile(r"pre-commit\.ci|^for more information, see|^\W*\[?(dependabot|bot)\b", re.I)
 DEFAULT_TIMEOUT_S = 120
+GENERIC_DATA_NAMES = {"data", "fixtures", "files", "resources", "samples", "testdata", "test_data", "valid",
+                      "invalid", "input", "inputs", "output", "outputs", "expected", "cases", "examples"}
 # First words of the paragraph the importer appends to every statement (the statement check
 # judges the description without it).
 PUBLIC_TESTS_NOTE = "Change the repository's code so that this is fixed."
@@ -301,14 +303,21 @@ def hidden_tests(changed_tests: list[str], after: dict[str, bytes]) -> HiddenTes
     modules = [p for p in present if TEST_MODULE_RE.search(p)]
     data_changes = [p for p in present if not p.endswith(".py")]
     readers = []
+    candidates = {m: decode_bytes(d) for m, d in after.items()
+                  if m.startswith(prefix) and TEST_MODULE_RE.search(m) and m not in modules}
     for p in data_changes:
       rel = p[len(prefix):].split("/")
-      keys = {rel[-1], pathlib.PurePosixPath(rel[-1]).stem, *rel[:-1]}
-      for module, data in after.items():
-        if module.startswith(prefix) and TEST_MODULE_RE.search(module) and module not in modules:
-          text = decode_bytes(data)
-          if any(re.search(rf"['\"/]{re.escape(k)}['\"/]", text) for k in keys if len(k) >= 3):
-            readers.append(module)
+      names = [rel[-1], pathlib.PurePosixPath(rel[-1]).stem, *reversed(rel[:-1])]
+      # Specific names first (the file, then its folders, deepest first); generic folder names
+      # such as data/ or invalid/ only when no module names anything more specific.
+      specific = [k for k in names if len(k) >= 3 and k.lower() not in GENERIC_DATA_NAMES]
+      generic = [k for k in names if len(k) >= 3 and k.lower() in GENERIC_DATA_NAMES]
+      for keys in (specific, generic):
+        found = [m for m, text in candidates.items()
+                 if any(re.search(rf"['\"/]{re.escape(k)}['\"/]", text) for k in keys)]
+        if found:
+          readers.extend(found)
+          break
     run = sorted(set(modules + readers))
     if not run:  # only fixtures or helpers changed, and no module names them: run the folder
       run = [dest]
