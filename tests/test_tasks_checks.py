@@ -158,3 +158,17 @@ def test_checks_grade_as_rollouts_do(tmp_path):
   assert not by_id["cheat"]["ok"] and "D013-test-paths-in-code" in by_id["cheat"]["rules"]["reference"]
   assert "reference flagged by anti-hack rules" in by_id["cheat"]["problems"][0]
   assert report["summary"]["verdict"] == "evaluator"
+
+
+def test_context_knows_import_roots_runtime_packages_and_what_runs(tmp_path):
+  """A src/ layout's package, a package installed in the sandbox runtime, and a hidden helper
+  the command does not run are not context problems; an unknown import in a test that runs is."""
+  t = _task(tmp_path, "src", repo={"src/pkg/__init__.py": "X = 1\n"}, fixed={"src/pkg/__init__.py": "X = 2\n"},
+            tests={"test_pkg.py": "import dateutil\nimport pkg\n", "property/strategies.py": "import hypothesis\n",
+                   "test_other.py": "import requestsish\n"},
+            python_path=["src"], test_command="python -m pytest -q tests/test_pkg.py")
+  assert check_context(t) == []
+  t = _task(tmp_path, "all", repo={"src/pkg/__init__.py": "X = 1\n"}, fixed={"src/pkg/__init__.py": "X = 2\n"},
+            tests={"test_pkg.py": "import pkg\n", "test_other.py": "import requestsish\n"},
+            python_path=["src"], test_command="python -m pytest -q tests")
+  assert check_context(t) == ["test_other.py imports 'requestsish', which the workspace does not provide"]
