@@ -123,3 +123,12 @@ def test_bad_environment_metadata_is_named(tmp_path):
     with pytest.raises(TaskError, match=message):
       _task(tmp_path, "bad", {"a.py": ""}, {"test_a.py": ""}, **meta)
   assert os.path.isdir(tmp_path)
+
+
+def test_docker_tasks_use_their_image_and_local_tasks_their_limits(tmp_path):
+  task = _task(tmp_path, "img", {"a.py": ""}, {"test_a.py": ""}, image="example/task:1", max_procs=16,
+               setup=["pip install --no-deps --target $RLCODER_TASK_ENV/site ."])
+  docker = task_sandbox_config(task, SandboxConfig(backend="docker"))
+  assert docker.docker_image == "example/task:1" and docker.max_procs == 16 and not docker.task_env_dir
+  plain = _task(tmp_path, "plain", {"a.py": ""}, {"test_a.py": ""})
+  assert task_sandbox_config(plain, CONFIG) is CONFIG  # the shared warm pool serves it

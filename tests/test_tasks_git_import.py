@@ -180,3 +180,9 @@ def test_message_cleaning_and_license_names():
   assert detect_license(tree) == ("Apache-2.0 OR BSD-2-Clause", ["LICENSE.APACHE", "LICENSE.BSD"])
   assert needs_plugin_options({".pytest.ini": b"[pytest]\naddopts =\n  --cov=semver\n  --doctest-modules\n"})
   assert not needs_plugin_options({"setup.cfg": b"[tool:pytest]\naddopts = -ra --strict-markers\n"})
+
+
+def test_build_real_tasks_names_a_missing_clone(tmp_path):
+  cmd = [".venv/bin/python", "scripts/build_real_tasks.py", "--repos", str(tmp_path), "--out", str(tmp_path / "o")]
+  proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+  assert proc.returncode == 2 and "no local clone of" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
