@@ -316,12 +316,11 @@ def import_mbpp(input_path: str | os.PathLike, out: str | os.PathLike, *, on_err
   return _finish(out, result)
 
 
-# Fix commits of a git repository: rl/tasks/git_import.py.
-from rl.tasks.git_import import TEST_PATH_RE, detect_license  # noqa: E402,F401  # pylint: disable=wrong-import-position
-from rl.tasks.git_import import import_git as _import_git  # noqa: E402  # pylint: disable=wrong-import-position
+# Fix commits of a git repository live in rl/tasks/git_import.py (it uses ImportResult and
+# compute_fix from here, so it is imported last).
+from rl.tasks.git_import import TEST_PATH_RE, import_git  # noqa: E402,F401  # pylint: disable=wrong-import-position
 
-IMPORTERS["git"] = _import_git
-import_git = _import_git
+IMPORTERS["git"] = import_git
 
 
 def run_importer(name: str, input_path: str | os.PathLike, out: str | os.PathLike, **kwargs: Any) -> ImportResult:
