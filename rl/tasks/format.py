@@ -134,7 +134,8 @@ class TaskEnvironment:
 
   setup: shell commands run once, in a sandbox on a copy of repo/, when the task's environment
     is built; they install into $RLCODER_TASK_ENV/site (e.g. `pip install --no-deps --target
-    $RLCODER_TASK_ENV/site .`), which is then read-only and on PYTHONPATH after the workspace.
+    $RLCODER_TASK_ENV/site vendor/x.whl`), which is then read-only and on PYTHONPATH after the
+    workspace.
     The result is cached by a hash of repo/, the commands and the runtime.
   python_path: workspace-relative import roots put first on PYTHONPATH (`src` for a src/
     layout), so the workspace's package wins over any installed copy.
