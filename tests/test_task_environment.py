@@ -132,3 +132,35 @@ def test_docker_tasks_use_their_image_and_local_tasks_their_limits(tmp_path):
   assert docker.docker_image == "example/task:1" and docker.max_procs == 16 and not docker.task_env_dir
   plain = _task(tmp_path, "plain", {"a.py": ""}, {"test_a.py": ""})
   assert task_sandbox_config(plain, CONFIG) is CONFIG  # the shared warm pool serves it
+
+
+def _wheel(name: str, module: str) -> bytes:
+  """A minimal pure-Python wheel, built by hand (no network, no build backend)."""
+  import base64
+  import hashlib
+  import io
+  import zipfile
+  info = f"{name}-1.0.dist-info"
+  files = {f"{name}.py": module.encode(), f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+           f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+  record = [f"{n},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}"
+            for n, d in files.items()] + [f"{info}/RECORD,,"]
+  files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+  buffer = io.BytesIO()
+  with zipfile.ZipFile(buffer, "w") as z:
+    for n, d in files.items():
+      z.writestr(n, d)
+  return buffer.getvalue()
+
+
+def test_setup_installs_a_vendored_wheel_offline(tmp_path):
+  wheel = "vendor/vendored_dep-1.0-py3-none-any.whl"
+  task = _task(tmp_path / "root", "wheel", {wheel: _wheel("vendored_dep", "VALUE = 7\n"), "m.py": "X = 1\n"},
+               {"test_dep.py": "import vendored_dep\n\n\ndef test_dep():\n    assert vendored_dep.VALUE == 7\n"},
+               setup=[f"pip install --no-deps --no-index --target $RLCODER_TASK_ENV/site {wheel}"])
+  built = build_task_env(task, CONFIG, cache_dir=tmp_path / "cache")
+  assert (pathlib.Path(built) / "site" / "vendored_dep.py").is_file()
+  config = task_sandbox_config(task, CONFIG, build=False).replace(task_env_dir=built)
+  report = grade(str(task.repo_dir), str(task.tests_dir), "tests", task.test_command, 60, config=config,
+                 pristine_dir=str(task.repo_dir))
+  assert report.all_passed, report.log
