@@ -186,3 +186,15 @@ def test_build_real_tasks_names_a_missing_clone(tmp_path):
   cmd = [".venv/bin/python", "scripts/build_real_tasks.py", "--repos", str(tmp_path), "--out", str(tmp_path / "o")]
   proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
   assert proc.returncode == 2 and "no local clone of" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_helpers_the_tests_import_from_elsewhere_are_put_on_the_path(tmp_path):
+  """python-semver's tests/conftest.py imports helper modules that live in docs/advanced."""
+  repo = _repo(tmp_path, {
+      "src/lib/__init__.py": "def inc(x):\n    return x\n", "docs/advanced/helper.py": "TWO = 2\n",
+      "tests/conftest.py": "import helper\n", "tests/test_lib.py": "import lib\n\n\ndef test_inc():\n    assert lib.inc(1) == 1\n"})
+  _commit(repo, {"src/lib/__init__.py": "def inc(x):\n    return x + 1\n",
+                 "tests/test_lib.py": "import helper\nimport lib\n\n\ndef test_inc():\n    assert lib.inc(1) == helper.TWO\n"},
+          "inc() did not add one")
+  task = import_git(repo, tmp_path / "out").tasks[0]
+  assert task.metadata["python_path"] == ["src", "docs/advanced"]

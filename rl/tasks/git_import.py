@@ -221,6 +221,64 @@ def infer_python_path(tree: dict[str, bytes]) -> list[str]:
   return ["."]
 
 
+def _top_level_names(tree: dict[str, bytes], root: str) -> set[str]:
+  prefix = "" if root in (".", "") else root.rstrip("/") + "/"
+  names = set()
+  for p in tree:
+    if p.startswith(prefix):
+      rest = p[len(prefix):]
+      if "/" not in rest and rest.endswith(".py"):
+        names.add(rest[:-3])
+      elif rest.count("/") == 1 and rest.endswith("/__init__.py"):
+        names.add(rest.split("/")[0])
+  return names
+
+
+def infer_helper_roots(tree: dict[str, bytes], hidden: "HiddenTests", python_path: list[str]) -> list[str]:
+  """Folders to add to python_path for modules the hidden tests import that live elsewhere in
+  the repository (a conftest.py importing helpers from docs/): each missing module must be
+  found in exactly one folder."""
+  import ast  # pylint: disable=import-outside-toplevel
+  import sys  # pylint: disable=import-outside-toplevel
+  try:
+    from sandbox.runtime_env import installed_modules  # pylint: disable=import-outside-toplevel
+    runtime = set(installed_modules())
+  except Exception:  # pylint: disable=broad-except  # no runtime here: infer nothing from it
+    runtime = set()
+  provided = set(sys.stdlib_module_names) | runtime | {"pytest", "_pytest"}
+  for root in python_path:
+    provided |= _top_level_names(tree, root)
+  dest = "" if hidden.dest == "." else hidden.dest + "/"
+  if dest:
+    provided.add(hidden.dest.split("/")[0])  # `from tests.helpers import ...` from the root
+  for rel in hidden.files:
+    provided |= {rel.rsplit("/", 1)[-1][:-3]} if rel.endswith(".py") else set()
+  wanted = set()
+  for rel, data in hidden.files.items():
+    if not rel.endswith(".py"):
+      continue
+    try:
+      module = ast.parse(decode_bytes(data))
+    except (SyntaxError, ValueError):
+      continue
+    for node in ast.walk(module):
+      if isinstance(node, ast.Import):
+        wanted.update(a.name.split(".")[0] for a in node.names)
+      elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        wanted.add(node.module.split(".")[0])
+  roots = []
+  for name in sorted(wanted - provided):
+    homes = {p[:-len(f"{name}.py")].rstrip("/") or "." for p in tree if p == f"{name}.py" or p.endswith(f"/{name}.py")}
+    homes |= {p[:-len(f"{name}/__init__.py")].rstrip("/") or "." for p in tree
+              if p == f"{name}/__init__.py" or p.endswith(f"/{name}/__init__.py")}
+    homes = {h for h in homes if not h.startswith(dest.rstrip("/") or "\0")}
+    if len(homes) == 1:
+      home = homes.pop()
+      if home not in python_path and home not in roots:
+        roots.append(home)
+  return roots
+
+
 _VERSION_FILE_RE = re.compile(r"""(?:version[-_]file|write_to)\s*[=:]\s*["']([^"']+\.py)["']""")
 
 
@@ -413,6 +471,8 @@ def import_commit(repo: pathlib.Path, options: CommitOptions, out: str | os.Path
   before.update(stubs)
   code_after.update(stubs)
   python_path = options.python_path or infer_python_path(before)
+  if not options.python_path:
+    python_path = python_path + infer_helper_roots(before, hidden, python_path)
   # solution.patch and the structured fix cover the files the commit changed.
   changed_before = {p: decode_bytes(before[p]) for p in code_paths if p in before}
   changed_after = {p: decode_bytes(code_after[p]) for p in code_paths if p in code_after}
