@@ -80,9 +80,13 @@ def test_env_and_built_setup_are_visible(tmp_path):
 def test_threads_run_under_the_memory_limit_and_resident_memory_is_limited(tmp_path):
   """Under the old 1 GiB address-space limit a few threads failed to start; resident memory
   is what counts now, per task (metadata memory_mb)."""
-  tests = {"test_threads.py": "import threading\n\n\ndef test_threads():\n    out = []\n"
-                              "    ts = [threading.Thread(target=lambda: out.append(sum(range(10000)))) for _ in range(64)]\n"
-                              "    [t.start() for t in ts]\n    [t.join() for t in ts]\n    assert len(out) == 64\n",
+  # 32 threads alive at once, each with its stack and malloc arena: about 2.5 GB of address
+  # space reserved, a few MB resident.
+  tests = {"test_threads.py": "import threading\n\n\ndef test_threads():\n    out, go = [], threading.Barrier(33)\n"
+                              "    def work():\n        data = [bytes(1000) for _ in range(100)]\n        go.wait()\n"
+                              "        out.append(len(data))\n"
+                              "    ts = [threading.Thread(target=work) for _ in range(32)]\n"
+                              "    [t.start() for t in ts]\n    go.wait()\n    [t.join() for t in ts]\n    assert len(out) == 32\n",
            "test_numbers.py": "import numpy\n\n\ndef test_numbers():\n    assert numpy.ones(10).sum() == 10\n"}
   task = _task(tmp_path, "threads", {"README": "x\n"}, tests, memory_mb=256)
   assert task_sandbox_config(task, CONFIG).memory_mb == 256
