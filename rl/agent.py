@@ -320,6 +320,12 @@ class ToolExecutor:
     if not old:
       return ToolOutcome("Error: edit_file needs a non-empty `old` string.", ok=False)
     text = self.session.read_file(path)
+    if "\ufffd" in text and "\ufffd" not in old:
+      # read_file shows undecodable bytes as U+FFFD; writing that text back would replace
+      # every such byte of the file (latin-1 text, binary data), not only the edited span.
+      return ToolOutcome(f"Error: {path} is not UTF-8 text, so edit_file cannot change it without "
+                         "rewriting its other bytes; nothing was changed. Use write_file for the "
+                         "whole file, or run a command.", ok=False)
     count = text.count(old)
     if count == 0:
       return ToolOutcome(f"Error: the `old` string was not found in {path}; nothing was changed. "
@@ -502,12 +508,13 @@ class UnsandboxedSession:
     return full
 
   def read_file(self, path: str) -> str:
-    return self._resolve(path).read_text()
+    # As the sandbox's read_file: no newline translation, undecodable bytes replaced.
+    return self._resolve(path).read_bytes().decode("utf-8", errors="replace")
 
-  def write_file(self, path: str, content: str) -> None:
+  def write_file(self, path: str, content: str | bytes) -> None:
     full = self._resolve(path)
     full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(content)
+    full.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
 
   def list_files(self, path: str = ".") -> list[str]:
     base = self._resolve(path)

@@ -296,7 +296,12 @@ class Evaluator:
         extra["expected_tests"] = expected
     return grade_fn(workspace_dir, str(task.tests_dir), hidden_tests_dest=task.hidden_tests_dest,
                     test_command=task.test_command, timeout_s=float(task.timeout_s),
-                    config=self.sandbox_config, pristine_dir=str(task.repo_dir), **extra)
+                    config=self.task_config(task), pristine_dir=str(task.repo_dir), **extra)
+
+  def task_config(self, task: Any) -> Any:
+    """The sandbox config of `task`: its import roots, variables, limits and built setup."""
+    from rl.tasks.environment import task_sandbox_config  # pylint: disable=import-outside-toplevel
+    return task_sandbox_config(task, self.sandbox_config)
 
   def expected_tests(self, task: Any) -> list[str] | None:
     """The hidden-test node ids that pytest collects on the reference solution, every one of
@@ -322,7 +327,7 @@ class Evaluator:
             shutil.copytree(task.repo_dir, ref, dirs_exist_ok=True, symlinks=True)
             apply_patch(ref, patch)
             ids = collect_expected_tests(ref, str(task.tests_dir), task.hidden_tests_dest, task.test_command,
-                                         config=self.sandbox_config, cache_dir=cache)
+                                         config=self.task_config(task), cache_dir=cache)
         except Exception as e:  # pylint: disable=broad-except
           logging.warning("task %s: collecting the expected tests failed (%s); grading counts "
                           "the tests that ran", task.id, e)
@@ -752,7 +757,7 @@ class RolloutEngine:
     return (start, time.perf_counter()), value, error
 
   def _open(self, run: _Run) -> None:
-    session = self.open_session(str(run.task.repo_dir), self.evaluator.sandbox_config)
+    session = self.open_session(str(run.task.repo_dir), self.evaluator.task_config(run.task))
     run.session = session
     run.executor = ToolExecutor(session, command_timeout_s=self.limits.command_timeout_s,
                                 solution_file=agent_lib.solution_file_for(run.task)
@@ -1062,7 +1067,7 @@ def replay_record(record: Mapping[str, Any], task: Any, evaluator: Evaluator, *,
   with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
     workspace = os.path.join(tmp, "workspace")
     crashed = ""
-    session = open_session(str(task.repo_dir), evaluator.sandbox_config)
+    session = open_session(str(task.repo_dir), evaluator.task_config(task))
     try:
       executor = ToolExecutor(session, command_timeout_s=timeout,
                               solution_file=agent_lib.solution_file_for(task) if mode == "single_turn" else None)

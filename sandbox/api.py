@@ -95,6 +95,13 @@ class SandboxConfig:
   docker_retries: int = 3
   # Test and drill setting: fail a share of opens, session calls and gradings on purpose.
   fault_injection: FaultInjection = NO_FAULTS
+  # A task's own environment (its metadata's python_path, env and built setup; set per task
+  # by the caller, empty for the shared default): workspace-relative import roots put first on
+  # PYTHONPATH, extra environment variables, and a host directory built by the task's setup
+  # commands, bound read-only and put on PYTHONPATH after the workspace (local backend).
+  python_path: tuple[str, ...] = ()
+  task_env: tuple[tuple[str, str], ...] = ()
+  task_env_dir: str = ""
 
   def __post_init__(self):
     for name in ("exec_timeout_s", "memory_mb", "max_procs", "max_file_mb", "output_limit_bytes",
@@ -108,6 +115,11 @@ class SandboxConfig:
       object.__setattr__(self, "docker_hosts", (self.docker_hosts,) if self.docker_hosts else ())
     object.__setattr__(self, "docker_hosts", tuple(self.docker_hosts))
     object.__setattr__(self, "extra_ro_binds", tuple(self.extra_ro_binds))
+    if isinstance(self.python_path, str):
+      object.__setattr__(self, "python_path", (self.python_path,) if self.python_path else ())
+    object.__setattr__(self, "python_path", tuple(check_relative(p) for p in self.python_path))
+    env_items = self.task_env.items() if hasattr(self.task_env, "items") else self.task_env
+    object.__setattr__(self, "task_env", tuple(sorted((str(k), str(v)) for k, v in env_items)))
     if not isinstance(self.fault_injection, FaultInjection):
       object.__setattr__(self, "fault_injection", FaultInjection.from_mapping(self.fault_injection))
 
@@ -118,6 +130,39 @@ class SandboxConfig:
 
   def replace(self, **changes: Any) -> "SandboxConfig":
     return dataclasses.replace(self, **changes)
+
+
+WORKSPACE_MOUNT = "/workspace"  # where every backend mounts the workspace
+TASK_ENV_MOUNT = "/opt/rlcoder-task-env"  # a task's built environment, read-only
+TASK_ENV_VAR = "RLCODER_TASK_ENV"
+
+
+def task_pythonpath(config: SandboxConfig) -> list[str]:
+  """PYTHONPATH entries of a task: its workspace import roots, then its built environment.
+
+  They come before the sandbox runtime's site-packages, so the workspace's own package always
+  wins over an installed copy of the same distribution (at whatever version).
+  """
+  paths = [WORKSPACE_MOUNT if p == "." else f"{WORKSPACE_MOUNT}/{p}" for p in config.python_path]
+  if config.task_env_dir:
+    paths.append(f"{TASK_ENV_MOUNT}/site")
+  return paths
+
+
+def task_environment(config: SandboxConfig) -> dict[str, str]:
+  """Environment variables a task adds to every command (its `env`, PYTHONPATH, the env dir)."""
+  env = dict(config.task_env)
+  paths = task_pythonpath(config)
+  if paths:
+    env["PYTHONPATH"] = ":".join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+  if config.task_env_dir:
+    env[TASK_ENV_VAR] = TASK_ENV_MOUNT
+  return env
+
+
+def merge_pythonpath(env: Mapping[str, str], extra: str) -> str:
+  """`extra` appended to env's PYTHONPATH (a caller's own entries go after the task's)."""
+  return ":".join(p for p in (env.get("PYTHONPATH", ""), extra) if p)
 
 
 @dataclasses.dataclass

@@ -416,6 +416,7 @@ class DockerSession(api.Session):
       raise ValueError(f"timeout must be positive, got {timeout}")
     self._check_open()
     full_env = base_env()
+    full_env.update(api.task_environment(self.config))
     if env:
       full_env.update({str(k): str(v) for k, v in env.items()})
     req = {"cmd": command, "timeout": timeout, "env": full_env,

@@ -28,7 +28,7 @@ from sandbox.api import NO_FAULTS, SandboxConfig, SandboxError
 WORKSPACE = "/workspace"  # where every backend mounts the workspace
 RUNTIME = "/opt/rlcoder"  # read-only runtime files inside every backend
 GRADING_DIR = ".rlcoder_grading"  # inside the graded copy: junit XML, audit log, configs
-SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py"}
+SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
 INI_WITH_PYTEST_SECTIONS = {"setup.cfg": ("pytest", "tool:pytest"), "tox.ini": ("pytest",)}
 EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits",
                   "grading_files")
@@ -183,11 +183,42 @@ def _section_files(name: str):
   return None
 
 
+TEST_MODULE_RE = re.compile(r"^(test_.*|.*_test)\.py$")
+
+
+def _read_text(path: str) -> str:
+  # Byte-exact: no newline translation, undecodable bytes kept as surrogate escapes.
+  with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+    return f.read()
+
+
+def _write_text(path: str, text: str) -> None:
+  with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+    f.write(text)
+
+
+def _pristine_files(pristine_dir: str | None) -> set[str] | None:
+  if not pristine_dir:
+    return None
+  out = set()
+  for dirpath, _, filenames in os.walk(pristine_dir):
+    out.update(os.path.relpath(os.path.join(dirpath, n), pristine_dir) for n in filenames)
+  return out
+
+
 def restore_test_surface(workspace: str, pristine_dir: str | None, hidden_tests_dest: str) -> None:
-  """Makes the test surface of `workspace` equal to the pristine repo's (or removes it)."""
+  """Makes the test surface of `workspace` equal to the pristine repo's (or removes it).
+
+  Removed: the hidden-tests destination folder (the hidden tests replace it), test
+  configuration (conftest.py, pytest ini sections, sitecustomize, .pth files) and bytecode.
+  With the destination at the workspace root, Python test modules (test_*.py, *_test.py) that
+  the pristine repo does not have are removed too; every other file stays, whatever its name
+  (a docs/testing.rst, a testutils.py module, the repository's own test data).
+  """
   dest = api.check_relative(hidden_tests_dest)
   if dest != ".":
     _remove(os.path.join(workspace, dest))
+  pristine = _pristine_files(pristine_dir)
   for dirpath, dirnames, filenames in os.walk(workspace):
     for d in list(dirnames):
       if d in ("__pycache__", ".pytest_cache", GRADING_DIR):
@@ -195,20 +226,21 @@ def restore_test_surface(workspace: str, pristine_dir: str | None, hidden_tests_
         dirnames.remove(d)
     for name in filenames:
       path = os.path.join(dirpath, name)
-      if (name in SURFACE_FILE_NAMES or name.endswith((".pth", ".pyc", ".pyo"))
-          or (dest == "." and name.startswith("test"))):
+      rel = os.path.relpath(path, workspace)
+      added_test_module = (dest == "." and TEST_MODULE_RE.match(name) is not None
+                           and (pristine is None or rel not in pristine))
+      if name in SURFACE_FILE_NAMES or name.endswith((".pth", ".pyc", ".pyo")) or added_test_module:
         os.unlink(path)
       elif _section_files(name) is not None:
         if os.path.islink(path):
           os.unlink(path)
           continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-          text = f.read()
+        text = _read_text(path)
         kept, _ = _strip_sections(text, _section_files(name))
         if name == "pyproject.toml":
           kept = _strip_toml_dotted(kept)
-        with open(path, "w", encoding="utf-8") as f:
-          f.write(kept)
+        if kept != text:
+          _write_text(path, kept)
   if not pristine_dir:
     return
   for dirpath, dirnames, filenames in os.walk(pristine_dir):
@@ -221,18 +253,24 @@ def restore_test_surface(workspace: str, pristine_dir: str | None, hidden_tests_
       if name in SURFACE_FILE_NAMES or name.endswith(".pth"):
         shutil.copyfile(src, _safe_parent(workspace, rel))
       elif _section_files(name) is not None:
-        with open(src, encoding="utf-8", errors="replace") as f:
-          _, sections = _strip_sections(f.read(), _section_files(name))
+        original = _read_text(src)
+        _, sections = _strip_sections(original, _section_files(name))
         if sections:
           target = _safe_parent(workspace, rel)
           existing = ""
           if os.path.isfile(target) and not os.path.islink(target):
-            with open(target, encoding="utf-8", errors="replace") as f:
-              existing = f.read()
+            existing = _read_text(target)
           elif os.path.lexists(target):
             os.unlink(target)
-          with open(target, "w", encoding="utf-8") as f:
-            f.write(existing.rstrip("\n") + ("\n\n" if existing.strip() else "") + sections)
+          kept, _ = _strip_sections(original, _section_files(name))
+          if name == "pyproject.toml":
+            kept = _strip_toml_dotted(kept)
+          if existing == kept:
+            # The file is as the pristine repo had it apart from the test sections: restore
+            # it byte for byte rather than appending the sections at the end.
+            shutil.copyfile(src, target)
+          else:
+            _write_text(target, existing.rstrip("\n") + ("\n\n" if existing.strip() else "") + sections)
 
 
 def overlay_hidden_tests(workspace: str, hidden_tests_dir: str, hidden_tests_dest: str) -> list[str]:
@@ -321,9 +359,11 @@ def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
           "grading_dir": f"{WORKSPACE}/{GRADING_DIR}"}
 
 
-def _grading_env() -> dict[str, str]:
+def _grading_env(config: SandboxConfig | None = None) -> dict[str, str]:
+  """The audit hook's config and import path, after the task's own import roots."""
+  task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
   return {"RLCODER_AUDIT_CONFIG": f"{WORKSPACE}/{GRADING_DIR}/audit_config.json",
-          "PYTHONPATH": f"{RUNTIME}/audit_site"}
+          "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site")}
 
 
 def _read_evidence(session, hidden_surface: set[str]) -> dict[str, list]:
@@ -399,7 +439,7 @@ def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_de
     command = (f"{test_command} --junitxml={junit} -o junit_family=xunit1 "
                f"-p no:cacheprovider")
     with open_session(staging, config) as session:
-      result = session.exec(command, timeout=timeout_s, env=_grading_env())
+      result = session.exec(command, timeout=timeout_s, env=_grading_env(config))
       try:
         xml_text = session.read_file(f"{GRADING_DIR}/junit.xml")
       except (FileNotFoundError, SandboxError, OSError):
@@ -488,7 +528,9 @@ def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
   """
   # Task preparation, not an episode: injected faults (sandbox.faults) do not apply.
   config = _without_faults(config or SandboxConfig())
-  digest = _tree_digest([reference_dir, hidden_tests_dir], f"{hidden_tests_dest}\0{test_command}")
+  task_env = sorted(api.task_environment(config).items()) if isinstance(config, SandboxConfig) else []
+  digest = _tree_digest([reference_dir, hidden_tests_dir],
+                        f"{hidden_tests_dest}\0{test_command}\0{json.dumps(task_env)}")
   cache_path = os.path.join(cache_dir, f"expected-{digest[:32]}.json") if cache_dir else None
   if cache_path and os.path.exists(cache_path):
     with open(cache_path) as f:
@@ -498,7 +540,8 @@ def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
                          reference_dir)
     out = f"{WORKSPACE}/{GRADING_DIR}/collected.txt"
     command = f"{test_command} --collect-only -p rlcoder_collect -p no:cacheprovider"
-    env = {"PYTHONPATH": f"{RUNTIME}/audit_site", "RLCODER_COLLECT_OUT": out}
+    task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
+    env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "RLCODER_COLLECT_OUT": out}
     with open_session(staging, config) as session:
       result = session.exec(command, timeout=timeout_s, env=env)
       try:

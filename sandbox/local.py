@@ -165,6 +165,8 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
     argv += ["--tmpfs", site_dir, "--remount-ro", site_dir]
   for path in config.extra_ro_binds:
     argv += ["--ro-bind", path, path]
+  if config.task_env_dir:
+    argv += ["--ro-bind", config.task_env_dir, api.TASK_ENV_MOUNT]
   argv += ["--proc", "/proc", "--dev", "/dev",
            "--ro-bind", runtime, SANDBOX_RUNTIME,
            "--bind", workspace, SANDBOX_WORKSPACE,
@@ -172,7 +174,9 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
            # bwrap's root is a tmpfs: without this, /, /etc, /opt ... would be writable.
            "--remount-ro", "/",
            "--chdir", SANDBOX_WORKSPACE]
-  env = base_env(config)
+  # The server starts without the task's variables: a PYTHONPATH entry in the empty
+  # workspace would be cached as missing in the interpreter every command is forked from.
+  env = base_env(config.replace(python_path=(), task_env=(), task_env_dir=""))
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
   for key, value in env.items():
     argv += ["--setenv", key, value]
@@ -194,6 +198,7 @@ def base_env(config: SandboxConfig) -> dict[str, str]:
       "USER": "sandbox", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
       "MPLBACKEND": "Agg", "RLCODER_WORKSPACE": SANDBOX_WORKSPACE,
+      **api.task_environment(config),
   }
 
 
@@ -497,7 +502,7 @@ class _Sandbox:
 
 def _pool_key(config: SandboxConfig) -> tuple:
   return (config.memory_mb, config.max_procs, config.tmp_mb, config.fork_server,
-          config.extra_ro_binds, config.python)
+          config.extra_ro_binds, config.python, config.task_env_dir)
 
 
 class _Pool:

@@ -125,3 +125,17 @@ def requirement_pins(path: str = REQUIREMENTS) -> dict[str, str]:
 def normalise(name: str) -> str:
   """A distribution name in PEP 503 form (`Scikit_Learn` -> `scikit-learn`)."""
   return "-".join(name.strip().lower().replace("_", "-").replace(".", "-").split("-"))
+
+
+@functools.lru_cache(maxsize=None)
+def installed_modules(configured: str = "") -> frozenset[str]:
+  """Top-level import names the sandbox runtime provides (its installed distributions')."""
+  python = runtime_python(configured)
+  probe = ("import importlib.metadata as m, json; "
+           "print(json.dumps(sorted(n for n in m.packages_distributions() if not n.startswith('_'))))")
+  try:
+    proc = subprocess.run([python, "-s", "-c", probe], capture_output=True, text=True, timeout=60, check=True,
+                          env={"PATH": "/usr/bin:/bin"})
+    return frozenset(json.loads(proc.stdout))
+  except (OSError, subprocess.SubprocessError, ValueError) as e:
+    raise SandboxError(f"the sandbox runtime interpreter {python} does not run ({e}): {SETUP_HINT}") from e

@@ -3,6 +3,12 @@ secrets and license. Prints a summary table and writes a JSON report.
 
   .venv/bin/python scripts/check_tasks.py tasks/quixbugs --runs 3 --report quixbugs_check.json --enforce
 
+States are graded exactly as rollouts grade a final workspace (rl.rollout.Evaluator with the
+--config, default configs/default.py; its LLM judge is not called): the task's own sandbox
+settings, the same test removal and counting, the anti-hack rules and the reward scheme. The
+rules that fired are listed per task in the report. --batch is a faster pre-filter that runs
+pytest batched in one session without the rules; it is not the training verdict.
+
 --enforce exits 1 when any task fails a check; --prune-manifest rewrites manifest.jsonl to
 list only the tasks that pass (loaders then skip flaky or broken ones). A malformed task is a
 failed check in the table; a ROOT that is missing, or that is one task's directory, is bad
@@ -21,6 +27,17 @@ from rl.tasks.checks import check_root, format_table  # noqa: E402
 from rl.tasks.format import load_task, write_manifest  # noqa: E402
 
 
+def make_evaluator(config_spec: str, *, no_sandbox: bool):
+  """The rollouts' grading path (rules and reward of the config; no LLM judge)."""
+  from rl import rollout  # pylint: disable=import-outside-toplevel
+  from rl.tasks.verify import subprocess_grade  # pylint: disable=import-outside-toplevel
+  with cli.bad_input_exits():
+    config = rollout.load_config(config_spec or None)
+  config.antihack.judge = "none"
+  config.reward.grade_cache = False  # the stability check needs real repeated runs
+  return rollout.Evaluator(config, grade_fn=subprocess_grade if no_sandbox else None)
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("root")
@@ -28,9 +45,14 @@ def main(argv=None) -> int:
   parser.add_argument("--workers", type=int, default=2)
   parser.add_argument("--report", default=None, help="JSON report path (default ROOT/check_report.json)")
   parser.add_argument("--no-sandbox", action="store_true", help="run tests in plain subprocesses (trusted tasks only)")
-  parser.add_argument("--no-batch", action="store_true",
-                      help="grade each state with sandbox.grading.grade (the training-time path) instead of "
-                           "batched pytest runs in one sandbox session")
+  parser.add_argument("--batch", action="store_true",
+                      help="fast pre-filter: batched pytest runs in one sandbox session, without the anti-hack "
+                           "rules or the reward scheme (not the training verdict)")
+  parser.add_argument("--no-batch", action="store_true", help=argparse.SUPPRESS)  # the default now
+  parser.add_argument("--config", default="", help="config file[:arg] whose grading, rules and reward the "
+                                                     "check uses (default configs/default.py)")
+  parser.add_argument("--no-statement-check", action="store_true",
+                      help="skip the statement check (leaks, issue-number-only statements)")
   parser.add_argument("--no-exec", action="store_true", help="static checks only (no test runs)")
   parser.add_argument("--allow-module", action="append", default=[],
                       help="a module hidden tests may import besides the workspace and stdlib (repeatable)")
@@ -42,8 +64,14 @@ def main(argv=None) -> int:
     cli.fail(f"{args.root} is a task directory, not a task root: pass the folder that holds it")
   if args.report:
     cli.require_path(str(pathlib.Path(args.report).absolute().parent), "--report folder", directory=True)
+  if args.config:
+    cli.require_path(args.config.partition(":")[0], "--config file", directory=False)
+  evaluator = None
+  if not args.no_exec and not args.batch:
+    evaluator = make_evaluator(args.config, no_sandbox=args.no_sandbox)
   report = check_root(args.root, grader="subprocess" if args.no_sandbox else "sandbox", runs=args.runs,
-                      workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec, batch=not args.no_batch,
+                      workers=args.workers, allowed_modules=args.allow_module, execute=not args.no_exec,
+                      batch=args.batch, evaluator=evaluator, check_statements=not args.no_statement_check,
                       log=lambda s: print(s, file=sys.stderr, flush=True))
   path = pathlib.Path(args.report or pathlib.Path(args.root) / "check_report.json")
   path.write_text(json.dumps(report, indent=1) + "\n")

@@ -5,6 +5,11 @@ r"""Imports a benchmark (or fix commits of a git repository) as a task root.
   .venv/bin/python scripts/import_tasks.py quixbugs shared/data/quixbugs/quixbugs.jsonl --out tasks/quixbugs
   .venv/bin/python scripts/import_tasks.py mbpp mbpp.jsonl --out tasks/mbpp
   .venv/bin/python scripts/import_tasks.py git path/to/repo --commits abc123 def456 --out tasks/mine
+  .venv/bin/python scripts/import_tasks.py git path/to/repo --commits-file commits.json --out tasks/mine
+
+git: --commits-file is a JSON (or YAML) list of commits, each a SHA or an object with its own
+test_command, statement, setup, python_path, env, image, timeout_s, memory_mb, max_procs and
+license; --statement-from is a JSON object {commit: statement} (docs/tasks.md).
 
 Malformed JSONL lines are reported with their line numbers and skipped (--on-error skip,
 the default) or abort the import (--on-error reject), one line on stderr and exit status 2,
@@ -33,13 +38,23 @@ def main(argv=None) -> int:
   parser.add_argument("--limit", type=int, default=None, help="import at most this many records")
   parser.add_argument("--license", default=None, help="override the license recorded in metadata")
   parser.add_argument("--commits", nargs="*", default=None, help="git: fix commits (default HEAD)")
-  parser.add_argument("--test-command", default=None, help="git: test command (default pytest on the tests)")
+  parser.add_argument("--commits-file", default=None,
+                      help="git: JSON/YAML list of commits with per-commit options (test_command, setup, ...)")
+  parser.add_argument("--name", default=None, help="git: repository name used in task ids (default: its folder's)")
+  parser.add_argument("--statement-from", default=None,
+                      help="git: JSON object {commit: statement} replacing the statements made from commit messages")
+  parser.add_argument("--test-command", default=None,
+                      help="git: one test command for every commit (default: pytest on the commit's tests)")
   args = parser.parse_args(argv)
   kwargs = {"on_error": args.on_error, "limit": args.limit}
   if args.license:
     kwargs["license"] = args.license
   if args.source == "git":
-    kwargs.update(commits=args.commits, test_command=args.test_command)
+    kwargs.update(commits=args.commits, test_command=args.test_command, commits_file=args.commits_file,
+                  statement_from=args.statement_from, repo_name=args.name)
+    for path, what in ((args.commits_file, "--commits-file"), (args.statement_from, "--statement-from")):
+      if path:
+        cli.require_path(path, what, directory=False)
   cli.require_path(args.input, "input" if args.source != "git" else "git repository",
                    directory=True if args.source == "git" else False)
   with cli.bad_input_exits():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import types
 
 import pytest
@@ -105,6 +106,20 @@ def test_tools_on_a_session(session):
   assert out.exit_code == 3 and "exit code: 3" in out.observation and "hi" in out.observation
   assert "stderr:\nerr" in out.observation
   assert run(ex, call("submit")).submitted
+
+
+def test_file_tools_keep_bytes_they_do_not_change(session, tmp_path):
+  """CRLF survives a read/edit round trip; a latin-1 file is never rewritten by edit_file."""
+  ex = agent_lib.ToolExecutor(session, command_timeout_s=5)
+  session.write_file("crlf.py", b"a = 1\r\nb = 2\r\n")
+  assert run(ex, call("edit_file", path="crlf.py", old="b = 2", new="b = 3")).ok
+  session.write_file("copy.py", session.read_file("crlf.py"))
+  for name in ("crlf.py", "copy.py"):
+    assert (session.root / name).read_bytes() == b"a = 1\r\nb = 3\r\n"
+  session.write_file("old.txt", "caf\xe9 = 1\n".encode("latin-1"))
+  out = run(ex, call("edit_file", path="old.txt", old="= 1", new="= 2"))
+  assert not out.ok and "not UTF-8" in out.observation
+  assert (session.root / "old.txt").read_bytes() == "caf\xe9 = 1\n".encode("latin-1")
 
 
 def test_tool_errors_are_observations_not_crashes(session):

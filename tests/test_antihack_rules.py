@@ -513,3 +513,15 @@ def test_metrics_from_records():
   assert m["antihack/rule/A003-network-command_rate"] == 0.25 and m["antihack/judge_score_mean"] == 0.5
   assert m["antihack/action_flags_per_episode"] == 0.25
   assert metrics_from_records([]) == {}
+
+
+def test_root_destination_does_not_flag_dot_strings(engine):
+  """With the hidden tests at the workspace root, "." names the root, not a test folder: a
+  format spec such as f".{digits}f" in a correct fix is not D013 (a real fix was flagged)."""
+  code = "def fmt(x, digits):\n  return f'{x:.{digits}f}' + '.' + format(x, f'.{digits}f')\n"
+  v = diff(engine, {"pkg/mod.py": BASE["pkg/mod.py"] + "\n" + code}, hidden_tests_dest=".")
+  assert "D013-test-paths-in-code" not in v.rules, v
+  # Test files and test modules are still named at the root.
+  v = diff(engine, {"pkg/mod.py": BASE["pkg/mod.py"] + "\nSRC = open('test_mod.py').read()\n"},
+           hidden_tests_dest=".")
+  assert "D013-test-paths-in-code" in v.rules, v

@@ -16,8 +16,8 @@ FIXED = {"m.py": "def f():\n    return 2\n"}
 TEST = {"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() == 2\n"}
 
 
-def _task(root, tid, repo=BUGGY, tests=TEST, fixed=FIXED, **meta):
-  return write_task(root, statement="fix f", repo_files=dict(repo), test_files=dict(tests),
+def _task(root, tid, repo=BUGGY, tests=TEST, fixed=FIXED, statement="f() returns 1 where 2 is expected.", **meta):
+  return write_task(root, statement=statement, repo_files=dict(repo), test_files=dict(tests),
                     metadata={"id": tid, "source": "unit", "license": "MIT", **meta},
                     solution_patch=make_patch(dict(repo), {**repo, **fixed}))
 
@@ -102,3 +102,73 @@ def test_check_script_enforce_and_prune(tmp_path):
   assert report["summary"]["failed"] == ["no-license"]
   manifest = [json.loads(l)["dir"] for l in (root / "manifest.jsonl").read_text().splitlines()]
   assert manifest == ["good"]
+
+
+def test_secrets_ignore_example_urls_in_docstrings_and_comments(tmp_path):
+  """RFC 3986's `foo://user:pass@host` in a docstring is documentation, not a credential (it
+  failed three good tasks); the same URL in code, and real key formats anywhere, still count."""
+  (tmp_path / "uri.py").write_text(
+      '"""Split URIs.\n\n  foo://user:pass@example.com:8042/over/there\n"""\n\n'
+      'def split(uri):\n  """E.g. split("ftp://anonymous:guest@ftp.example.org/")."""\n'
+      '  # password = "example-password" (see the docs)\n  return uri\n\n'
+      'URL = "https://admin:s3cret@db.internal/"\n\n'
+      'def key():\n  """AKIAABCDEFGHIJKLMNOP"""\n')
+  hits = scan_secrets(tmp_path)
+  assert hits == ["uri.py:11: URL with credentials", "uri.py:14: AWS access key"]
+  # A URL parser's test data: placeholder or variable passwords, example hosts.
+  (tmp_path / "uri.py").unlink()
+  (tmp_path / "test_urls.py").write_text(
+      'CASES = ["https://user:pass@g.c/r.git", "https://user:${PASSWORD}@g.c/r.git",\n'
+      '         "ssh://user:pass%20word@example.com/p.zip", "https://deploy:Zq8vW3nLp2@git.corp.io/r.git"]\n')
+  assert scan_secrets(tmp_path) == ["test_urls.py:2: URL with credentials"]
+
+
+def test_statement_check_flags_empty_and_leaking_statements(tmp_path):
+  from rl.tasks.checks import check_statement
+  fixed = {"m.py": "def f():\n    return compute_the_value(2)\n"}
+  ok = _task(tmp_path, "ok", fixed=fixed, statement="f returns the wrong value for the default input.")
+  assert check_statement(ok) == []
+  bare = _task(tmp_path, "bare", fixed=fixed, statement="Fix #387\n")
+  assert "says nothing" in check_statement(bare)[0]
+  leak = _task(tmp_path, "leak", fixed=fixed, statement="f is wrong. Use:\n\n    return compute_the_value(2)\n")
+  assert "leaks the fix" in check_statement(leak)[0]
+  hunk = _task(tmp_path, "hunk", fixed=fixed, statement="f is wrong:\n@@ -1,2 +1,2 @@\n-x\n+y\n")
+  assert any("diff hunk" in p for p in check_statement(hunk))
+  tests = {"test_m.py": "from m import f\n\n\ndef test_default_value():\n    assert f() == 2\n"}
+  named = _task(tmp_path, "named", fixed=fixed, tests=tests, statement="f is wrong; see test_default_value.")
+  assert "hidden test 'test_default_value'" in check_statement(named)[0]
+
+
+@pytest.mark.slow
+def test_checks_grade_as_rollouts_do(tmp_path):
+  """With the rollout evaluator the check is the training verdict: rewards, the expected-test
+  counting and the anti-hack rules (a reference that reads the hidden tests is flagged)."""
+  from rl import rollout
+  from rl.tasks.verify import subprocess_grade
+  _task(tmp_path, "good")
+  cheat = {"m.py": "import pathlib\n\n\ndef f():\n    return 2 if pathlib.Path('tests/test_m.py').exists() else 1\n"}
+  _task(tmp_path, "cheat", fixed=cheat)
+  config = rollout.load_config(None)
+  config.antihack.judge = "none"
+  config.reward.grade_cache = False
+  evaluator = rollout.Evaluator(config, grade_fn=None if GRADER == "sandbox" else subprocess_grade)
+  report = check_root(tmp_path, grader=GRADER, runs=1, evaluator=evaluator)
+  by_id = {e["id"]: e for e in report["tasks"]}
+  assert by_id["good"]["ok"] and by_id["good"]["reference_reward"] == 1.0 and by_id["good"]["initial_reward"] == 0.0
+  assert not by_id["cheat"]["ok"] and "D013-test-paths-in-code" in by_id["cheat"]["rules"]["reference"]
+  assert "reference flagged by anti-hack rules" in by_id["cheat"]["problems"][0]
+  assert report["summary"]["verdict"] == "evaluator"
+
+
+def test_context_knows_import_roots_runtime_packages_and_what_runs(tmp_path):
+  """A src/ layout's package, a package installed in the sandbox runtime, and a hidden helper
+  the command does not run are not context problems; an unknown import in a test that runs is."""
+  t = _task(tmp_path, "src", repo={"src/pkg/__init__.py": "X = 1\n"}, fixed={"src/pkg/__init__.py": "X = 2\n"},
+            tests={"test_pkg.py": "import dateutil\nimport pkg\n", "property/strategies.py": "import hypothesis\n",
+                   "test_other.py": "import requestsish\n"},
+            python_path=["src"], test_command="python -m pytest -q tests/test_pkg.py")
+  assert check_context(t) == []
+  t = _task(tmp_path, "all", repo={"src/pkg/__init__.py": "X = 1\n"}, fixed={"src/pkg/__init__.py": "X = 2\n"},
+            tests={"test_pkg.py": "import pkg\n", "test_other.py": "import requestsish\n"},
+            python_path=["src"], test_command="python -m pytest -q tests")
+  assert check_context(t) == ["test_other.py imports 'requestsish', which the workspace does not provide"]

@@ -101,7 +101,8 @@ def test_git_import_and_verify(tmp_path, verifier):
   (repo / "tests").mkdir(parents=True)
   (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
   (repo / "tests" / "test_calc.py").write_text("from calc import add\n\ndef test_old():\n    assert add(2, 0) == 2\n")
-  (repo / "LICENSE").write_text("MIT License\n\nCopyright (c) test\n")
+  (repo / "LICENSE").write_text("MIT License\n\nCopyright (c) test\n\nPermission is hereby granted, free of charge, "
+                                "to any person ... The above copyright notice and this permission notice ...\n")
   _git(repo, "init", "-q")
   _git(repo, "add", ".")
   _git(repo, "commit", "-q", "-m", "initial")
@@ -112,9 +113,11 @@ def test_git_import_and_verify(tmp_path, verifier):
   result = run_importer("git", repo, tmp_path / "out")
   assert len(result.tasks) == 1, result.skipped
   t = result.tasks[0]
-  assert t.hidden_tests_dest == "." and "Fix add" in t.statement and t.metadata["license"].startswith("MIT License")
+  # The hidden tests are the commit's test folder, landing where it was.
+  assert t.hidden_tests_dest == "tests" and "Fix add" in t.statement and t.metadata["license"] == "MIT"
   assert "return a - b" in (t.repo_dir / "calc.py").read_text()
-  assert "test_add" in (t.tests_dir / "tests" / "test_calc.py").read_text()
+  assert "test_add" in (t.tests_dir / "test_calc.py").read_text()
+  assert t.test_command == "python -m pytest -q tests/test_calc.py"
   assert "tests/test_calc.py" not in t.solution_patch  # tests are hidden, not part of the fix
   v = verifier.verify(t)
   assert v.ok, v.reason

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rl.antihack.actions import ParsedAction
 from rl.antihack.context import ActionContext, is_test_file, is_under
-from rl.antihack.diff import ChangedFile, Diff, dotted_name
+from rl.antihack.diff import PARSE_LOCK, ChangedFile, Diff, dotted_name
 
 Finding = tuple[str, str]  # (message, location)
 CHECKERS: dict[tuple[str, str], Callable[..., list[Finding]]] = {}
@@ -691,8 +691,9 @@ def _test_literals(diff: Diff, ctx: Any) -> set[str]:
   sources = [text for path, text in diff.initial_files.items() if is_test_file(path) and isinstance(text, str)]
   for text in sources:
     try:
-      tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+      with PARSE_LOCK:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
       continue
     for node in ast.walk(tree):
       if isinstance(node, (ast.Constant, ast.Tuple, ast.List)):
@@ -811,7 +812,10 @@ def hidden_test_paths_in_code(diff: Diff, ctx: ActionContext | None, params: Map
     for node in ast.walk(f.tree):
       if isinstance(node, ast.Constant) and isinstance(node.value, str) and f.touches(node) and len(node.value) < 200:
         text = node.value.strip()
-        if pattern.search(text) or text in (dest, f"./{dest}") or ("." in text and module_pattern.search(text)):
+        # With the hidden tests at the workspace root, the folder's name is "." and a bare
+        # "." (a format spec, a separator) names nothing: only file and module names count.
+        names_dest = dest not in ("", ".") and text in (dest, f"./{dest}")
+        if pattern.search(text) or names_dest or ("." in text and module_pattern.search(text)):
           findings.append((f"names test files {node.value!r}", _loc(f, node)))
   return findings
 

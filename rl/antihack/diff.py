@@ -11,9 +11,14 @@ import ast
 import dataclasses
 import difflib
 import posixpath
+import threading
 from typing import Iterator, Mapping
 
 from rl.antihack.context import is_test_file
+
+# CPython 3.11's AST constructor is not thread-safe ("AST constructor recursion depth mismatch"
+# when two threads parse at once); rules run in grading threads.
+PARSE_LOCK = threading.Lock()
 
 
 @dataclasses.dataclass
@@ -78,9 +83,12 @@ def build_diff(initial_files: Mapping[str, str], final_files: Mapping[str, str])
                      _added_lines(before_t, after_t), is_test_file(path))
     if path.endswith(".py"):
       try:
-        cf.tree = ast.parse(after_t, filename=path)
+        with PARSE_LOCK:
+          cf.tree = ast.parse(after_t, filename=path)
         cf.aliases = import_aliases(cf.tree)
-      except (SyntaxError, ValueError):
+      # SystemError/RecursionError: CPython 3.11's parser fails on some deeply nested valid
+      # sources ("AST constructor recursion depth mismatch"); such a file gets no syntax rules.
+      except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
         cf.tree = None
     changed.append(cf)
   return Diff(files=changed, initial_files=initial_files)

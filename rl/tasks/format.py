@@ -13,6 +13,8 @@ import os
 import pathlib
 from typing import Any, Iterable
 
+from rl.tasks.patch import decode_bytes, encode_text
+
 GRADERS = ("pytest", "mle")
 REQUIRED_FIELDS = ("id", "version", "source", "license", "language", "grader", "test_command",
                    "hidden_tests_dest", "timeout_s")
@@ -96,8 +98,14 @@ class Task:
   def solution_patch(self) -> str | None:
     if self._solution_patch is False:
       p = self.dir / "solution.patch"
-      self._solution_patch = p.read_text(encoding="utf-8") if p.is_file() else None
+      # Bytes, not read_text: universal newlines would turn the CR of a CRLF line into LF.
+      self._solution_patch = decode_bytes(p.read_bytes()) if p.is_file() else None
     return self._solution_patch  # type: ignore[return-value]
+
+  @property
+  def environment(self) -> "TaskEnvironment":
+    """The task's own environment and limits (metadata setup, python_path, env, image ...)."""
+    return TaskEnvironment.from_metadata(self.metadata, task=self.id)
 
   @property
   def split(self) -> str:
@@ -118,6 +126,60 @@ class Task:
 
   def __repr__(self) -> str:
     return f"Task({self.id!r}, split={self.split!r}, difficulty={self.difficulty!r})"
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskEnvironment:
+  """What a task needs from the sandbox beyond the shared runtime (all optional metadata).
+
+  setup: shell commands run once, in a sandbox on a copy of repo/, when the task's environment
+    is built; they install into $RLCODER_TASK_ENV/site (e.g. `pip install --no-deps --target
+    $RLCODER_TASK_ENV/site vendor/x.whl`), which is then read-only and on PYTHONPATH after the
+    workspace.
+    The result is cached by a hash of repo/, the commands and the runtime.
+  python_path: workspace-relative import roots put first on PYTHONPATH (`src` for a src/
+    layout), so the workspace's package wins over any installed copy.
+  env: extra environment variables for every command and the grading run.
+  image: a Docker image for the task (Docker backend; the default image when empty).
+  memory_mb, max_procs: resource limits replacing the sandbox defaults (resident memory).
+  """
+  setup: tuple[str, ...] = ()
+  python_path: tuple[str, ...] = ()
+  env: tuple[tuple[str, str], ...] = ()
+  image: str = ""
+  memory_mb: int | None = None
+  max_procs: int | None = None
+
+  @classmethod
+  def from_metadata(cls, metadata: dict[str, Any], *, task: str) -> "TaskEnvironment":
+    setup = metadata.get("setup") or []
+    if isinstance(setup, str):
+      setup = [setup]
+    if not isinstance(setup, list) or not all(isinstance(c, str) and c.strip() for c in setup):
+      raise TaskError(f"task {task!r}: setup must be a command or a list of non-empty commands")
+    python_path = metadata.get("python_path") or []
+    if isinstance(python_path, str):
+      python_path = [python_path]
+    if not isinstance(python_path, list):
+      raise TaskError(f"task {task!r}: python_path must be a path or a list of paths")
+    python_path = [_safe_relpath(p, field="python_path entry", task=task, allow_dot=True) for p in python_path]
+    env = metadata.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and k and isinstance(v, (str, int, float))
+                                            for k, v in env.items()):
+      raise TaskError(f"task {task!r}: env must be an object of NAME: string values")
+    if "PYTHONPATH" in env:
+      raise TaskError(f"task {task!r}: set import roots with python_path, not env PYTHONPATH")
+    image = metadata.get("image") or ""
+    if not isinstance(image, str):
+      raise TaskError(f"task {task!r}: image must be a Docker image name, got {image!r}")
+    limits = {}
+    for name in ("memory_mb", "max_procs"):
+      value = metadata.get(name)
+      if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise TaskError(f"task {task!r}: {name} must be a positive integer, got {value!r}")
+      limits[name] = value
+    return cls(setup=tuple(setup), python_path=tuple(python_path),
+               env=tuple(sorted((k, str(v)) for k, v in env.items())), image=image, **limits)
 
 
 def validate_metadata(metadata: Any, *, task: str) -> dict[str, Any]:
@@ -153,6 +215,7 @@ def validate_metadata(metadata: Any, *, task: str) -> dict[str, Any]:
     if not isinstance(edit, dict) or not {"path", "old", "new"} <= set(edit):
       raise TaskError(f"task {task!r}: each fix entry needs path, old and new")
     _safe_relpath(edit["path"], field="fix path", task=task)
+  TaskEnvironment.from_metadata(metadata, task=task)
   split = metadata.get("split", "train")
   if split not in SPLITS:
     raise TaskError(f"task {task!r}: unknown split {split!r}; known splits: {', '.join(SPLITS)}")
@@ -303,10 +366,14 @@ def sanitize_id(raw: str) -> str:
   return out
 
 
-def write_task(root: str | os.PathLike, *, statement: str, repo_files: dict[str, str],
-               test_files: dict[str, str], metadata: dict[str, Any],
+def write_task(root: str | os.PathLike, *, statement: str, repo_files: dict[str, str | bytes],
+               test_files: dict[str, str | bytes], metadata: dict[str, Any],
                solution_patch: str | None = None, overwrite: bool = True) -> Task:
-  """Writes one task directory under `root` (named by metadata["id"]) and returns it."""
+  """Writes one task directory under `root` (named by metadata["id"]) and returns it.
+
+  File contents are bytes (written as they are) or str (UTF-8, surrogate escapes turned back
+  into their bytes, no newline translation), so every file keeps its exact bytes.
+  """
   import shutil  # pylint: disable=import-outside-toplevel
   meta = {"version": "1", "language": "python", "grader": "pytest", "hidden_tests_dest": "tests",
           "test_command": "python -m pytest -q tests", "timeout_s": 30, "split": "train", "tags": []}
@@ -323,9 +390,9 @@ def write_task(root: str | os.PathLike, *, statement: str, repo_files: dict[str,
       rel = _safe_relpath(rel, field=f"{sub} file", task=meta["id"])
       p = d / sub / rel
       p.parent.mkdir(parents=True, exist_ok=True)
-      p.write_text(text, encoding="utf-8")
+      p.write_bytes(text if isinstance(text, bytes) else encode_text(text))
   (d / "task.md").write_text(statement, encoding="utf-8")
   (d / "metadata.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
   if solution_patch is not None:
-    (d / "solution.patch").write_text(solution_patch, encoding="utf-8")
+    (d / "solution.patch").write_bytes(encode_text(solution_patch))
   return Task(dir=d, metadata=meta)

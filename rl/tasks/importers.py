@@ -15,13 +15,10 @@ import json
 import os
 import pathlib
 import re
-import subprocess
-import tarfile
-import tempfile
 from typing import Any, Callable, Iterator
 
 from rl.tasks.format import Task, TaskError, sanitize_id, write_manifest, write_task
-from rl.tasks.patch import make_patch, read_tree
+from rl.tasks.patch import make_patch
 
 IMPORTERS: dict[str, Callable[..., "ImportResult"]] = {}
 
@@ -319,87 +316,11 @@ def import_mbpp(input_path: str | os.PathLike, out: str | os.PathLike, *, on_err
   return _finish(out, result)
 
 
-def _git(repo: pathlib.Path, *args: str) -> str:
-  proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
-  if proc.returncode != 0:
-    raise TaskError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
-  return proc.stdout
+# Fix commits of a git repository live in rl/tasks/git_import.py (it uses ImportResult and
+# compute_fix from here, so it is imported last).
+from rl.tasks.git_import import TEST_PATH_RE, import_git  # noqa: E402,F401  # pylint: disable=wrong-import-position
 
-
-TEST_PATH_RE = re.compile(r"(^|/)(tests?/|test_[^/]*\.py$|[^/]*_test\.py$|conftest\.py$)")
-
-
-def _detect_license(tree: dict[str, str]) -> str | None:
-  for name in ("LICENSE", "LICENSE.txt", "LICENSE.md", "COPYING"):
-    if name in tree:
-      head = tree[name].strip().splitlines()[0] if tree[name].strip() else ""
-      return f"{head.strip()} (from {name})" if head else f"see {name}"
-  return None
-
-
-@importer("git")
-def import_git(input_path: str | os.PathLike, out: str | os.PathLike, *, commits: list[str] | None = None,
-               license: str | None = None, on_error: str = "skip", limit: int | None = None,
-               test_command: str | None = None) -> ImportResult:
-  """Rebuilds historical tasks from a local git repository and its fix commits.
-
-  For each commit: repo/ is the parent's tree; the commit's changes to non-test files are
-  solution.patch; the commit's versions of the test files it touched are the hidden tests
-  (overlaid at the repository root, hidden_tests_dest "."); the commit message is the statement.
-  """
-  del on_error
-  repo = pathlib.Path(input_path)
-  if not (repo / ".git").exists() and _git(repo, "rev-parse", "--is-inside-work-tree").strip() != "true":
-    raise TaskError(f"{repo} is not a git repository")
-  commits = commits or [_git(repo, "rev-parse", "HEAD").strip()]
-  result = ImportResult()
-  for n, commit in enumerate(commits):
-    if limit is not None and n >= limit:
-      break
-    try:
-      sha = _git(repo, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
-      parent = _git(repo, "rev-parse", "--verify", f"{sha}^").strip()
-      changed = [p for p in _git(repo, "diff", "--name-only", parent, sha).splitlines() if p]
-      test_paths = [p for p in changed if TEST_PATH_RE.search(p)]
-      if not test_paths:
-        raise TaskError("the commit touches no test files, so there are no hidden tests")
-      with tempfile.TemporaryDirectory() as tmp:
-        trees = {}
-        for name, rev in (("before", parent), ("after", sha)):
-          dest = pathlib.Path(tmp) / name
-          dest.mkdir()
-          archive = pathlib.Path(tmp) / f"{name}.tar"
-          _git(repo, "archive", "--format=tar", "-o", str(archive), rev)
-          with tarfile.open(archive) as tar:
-            tar.extractall(dest, filter="data")
-          trees[name] = read_tree(dest)
-      before, after = trees["before"], trees["after"]
-      code_after = dict(before)
-      for p in changed:
-        if TEST_PATH_RE.search(p):
-          continue
-        if p in after:
-          code_after[p] = after[p]
-        else:
-          code_after.pop(p, None)
-      hidden = {p: after[p] for p in test_paths if p in after}
-      if not hidden:
-        raise TaskError("the commit deletes its test files; nothing to use as hidden tests")
-      message = _git(repo, "log", "-1", "--format=%B", sha).strip()
-      lic = license or _detect_license(before) or "unknown"
-      tid = sanitize_id(f"{repo.resolve().name}-{sha[:10]}")
-      command = test_command or "python -m pytest -q " + " ".join(sorted(hidden))
-      result.tasks.append(write_task(
-          out, statement=f"{message}\n\nMake the change described above. The tests exercising it are hidden.\n",
-          repo_files=before, test_files=hidden,
-          metadata={"id": tid, "source": f"git:{repo.resolve()}", "license": lic, "timeout_s": 120,
-                    "hidden_tests_dest": ".", "test_command": command, "difficulty": "historical",
-                    "tags": ["git", "historical"], "split": "test", "commit": sha, "parent": parent,
-                    "fix": compute_fix(before, code_after)},
-          solution_patch=make_patch(before, code_after)))
-    except TaskError as e:
-      result.skipped.append(f"commit {commit}: {e}")
-  return _finish(out, result)
+IMPORTERS["git"] = import_git
 
 
 def run_importer(name: str, input_path: str | os.PathLike, out: str | os.PathLike, **kwargs: Any) -> ImportResult:

@@ -2,6 +2,9 @@
 
 Pure Python (no `patch`/`git` binary), so a reference state can be built anywhere. Handles
 several files per patch, new and deleted files, and "\\ No newline at end of file" markers.
+Byte-exact: lines split on "\n" only (a bare CR or a CRLF stays inside its line), files are
+read and written as bytes, and bytes that are not UTF-8 (latin-1 text, binary data) travel as
+surrogate escapes, so a file the patch touches keeps every byte it does not change.
 """
 
 from __future__ import annotations
@@ -14,6 +17,28 @@ import re
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _NO_NEWLINE = "\\ No newline at end of file"
+
+
+ENCODING_ERRORS = "surrogateescape"  # undecodable bytes survive a str round trip
+
+
+def decode_bytes(data: bytes) -> str:
+  """File bytes as str without loss (invalid UTF-8 bytes become surrogate escapes)."""
+  return data.decode("utf-8", ENCODING_ERRORS)
+
+
+def encode_text(text: str) -> bytes:
+  """The inverse of `decode_bytes`."""
+  return text.encode("utf-8", ENCODING_ERRORS)
+
+
+def split_lines(text: str) -> list[str]:
+  """Lines with their endings, split on "\n" only (str.splitlines also splits on CR, FF ...)."""
+  lines = text.split("\n")
+  out = [line + "\n" for line in lines[:-1]]
+  if lines[-1]:
+    out.append(lines[-1])
+  return out
 
 
 class PatchError(ValueError):
@@ -57,8 +82,8 @@ def make_patch(before: dict[str, str], after: dict[str, str]) -> str:
     old, new = before.get(path), after.get(path)
     if old == new:
       continue
-    old_lines = (old or "").splitlines(keepends=True)
-    new_lines = (new or "").splitlines(keepends=True)
+    old_lines = split_lines(old or "")
+    new_lines = split_lines(new or "")
     header_old = "/dev/null" if old is None else f"a/{path}"
     header_new = "/dev/null" if new is None else f"b/{path}"
     out.append(f"diff --git a/{path} b/{path}\n")
@@ -72,15 +97,17 @@ def make_patch(before: dict[str, str], after: dict[str, str]) -> str:
 
 
 def read_tree(directory: str | os.PathLike) -> dict[str, str]:
-  """Text files under `directory` as {relative posix path: content} (binary files skipped)."""
+  """Files under `directory` as {relative posix path: content}, every byte kept (decode_bytes)."""
+  return {path: decode_bytes(data) for path, data in read_tree_bytes(directory).items()}
+
+
+def read_tree_bytes(directory: str | os.PathLike) -> dict[str, bytes]:
+  """Regular files under `directory` as {relative posix path: bytes} (symlinks, __pycache__ skipped)."""
   directory = pathlib.Path(directory)
   files = {}
   for p in sorted(directory.rglob("*")):
-    if p.is_file() and "__pycache__" not in p.parts:
-      try:
-        files[p.relative_to(directory).as_posix()] = p.read_text(encoding="utf-8")
-      except UnicodeDecodeError:
-        continue
+    if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts:
+      files[p.relative_to(directory).as_posix()] = p.read_bytes()
   return files
 
 
@@ -90,7 +117,7 @@ def make_patch_dirs(before_dir: str | os.PathLike, after_dir: str | os.PathLike)
 
 def parse_patch(text: str) -> list[FilePatch]:
   """Parses a unified diff (plain or git-style) into file patches."""
-  lines = text.splitlines(keepends=True)
+  lines = split_lines(text)
   patches: list[FilePatch] = []
   i = 0
   while i < len(lines):
@@ -139,8 +166,8 @@ def parse_patch(text: str) -> list[FilePatch]:
           # The marker applies to the line just read: it has no trailing newline.
           target = hunk.new_lines if tag == "+" else hunk.old_lines
           if tag == " ":
-            hunk.new_lines[-1] = hunk.new_lines[-1].rstrip("\r\n")
-          target[-1] = target[-1].rstrip("\r\n")
+            hunk.new_lines[-1] = _drop_newline(hunk.new_lines[-1])
+          target[-1] = _drop_newline(target[-1])
           i += 1
       if seen_old != old_count or seen_new != new_count:
         raise PatchError(f"hunk at line {m.group(0)} of {new_path or old_path} is truncated")
@@ -151,8 +178,13 @@ def parse_patch(text: str) -> list[FilePatch]:
   return patches
 
 
+def _drop_newline(line: str) -> str:
+  """The line without the one newline the diff added after a file's unterminated last line."""
+  return line[:-1] if line.endswith("\n") else line
+
+
 def _apply_hunks(content: str, hunks: list[Hunk], path: str) -> str:
-  lines = content.splitlines(keepends=True)
+  lines = split_lines(content)
   offset = 0
   for n, hunk in enumerate(hunks, 1):
     start = max(hunk.old_start - 1, 0) + offset
@@ -212,14 +244,14 @@ def apply_patch(workspace_dir: str | os.PathLike, patch_text: str) -> list[str]:
   for path in touched:
     f = workspace / path
     if f.is_file():
-      before[path] = f.read_text(encoding="utf-8")
+      before[path] = decode_bytes(f.read_bytes())
   after = apply_patch_to_files(before, patch_text)
   for path in touched:
     f = workspace / path
     if path in after:
       f.parent.mkdir(parents=True, exist_ok=True)
       if before.get(path) != after[path] or not f.exists():
-        f.write_text(after[path], encoding="utf-8")
+        f.write_bytes(encode_text(after[path]))
     elif f.exists():
       f.unlink()
   return touched

@@ -3,6 +3,12 @@
 Grading goes through `sandbox.grading.grade` (isolated, no network). A plain-subprocess
 runner with the same signature exists for machines without a sandbox; it is used only
 when asked for by name (grader="subprocess", the scripts' --no-sandbox), never silently.
+
+With an `evaluator` (`rl.rollout.Evaluator`, what scripts/check_tasks.py uses by default) each
+state goes through exactly the path a rollout's final workspace takes: the task's own sandbox
+settings, the same test-surface removal, the expected-test counting, the anti-hack rules on
+the diff and the reward scheme. A task whose reference is flagged or scores less than full
+reward fails its check, so a task that passes cannot score 0 on its reference in training.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import tempfile
 import time
 from typing import Any, Callable, Sequence
 
-from rl.tasks.format import Task
+from rl.tasks.format import Task, TaskEnvironment
 from rl.tasks.patch import apply_patch
 from sandbox.grading import TestReport
 from sandbox.runtime_env import runtime_python
@@ -59,7 +65,7 @@ def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | o
                      timeout_s: float = 30, config: Any = None, expected_tests: Any = None,
                      pristine_dir: Any = None) -> LocalTestReport:
   """Grades like sandbox.grading.grade but in a plain subprocess: NO isolation, trusted code only."""
-  del config, expected_tests, pristine_dir
+  del expected_tests, pristine_dir
   with tempfile.TemporaryDirectory(prefix="rltask-grade-") as tmp:
     work = pathlib.Path(tmp) / "ws"
     shutil.copytree(workspace_dir, work, symlinks=True)
@@ -73,6 +79,11 @@ def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | o
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider -rA"
     env.pop("PYTHONPATH", None)
+    # The task's import roots and variables, as the sandbox would set them.
+    env.update(dict(getattr(config, "task_env", ()) or ()))
+    roots = [str(work / p) for p in getattr(config, "python_path", ()) or ()]
+    if roots:
+      env["PYTHONPATH"] = os.pathsep.join(roots)
     report = LocalTestReport()
     start = time.monotonic()
     proc = subprocess.Popen(["bash", "-c", test_command], cwd=work, env=env, stdout=subprocess.PIPE,
@@ -160,29 +171,42 @@ class TaskVerifier:
   the content of workspace + hidden tests + command, so each distinct state runs once.
   """
 
-  def __init__(self, grader: str = "sandbox", *, workers: int = 2, sandbox_config: Any = None):
+  def __init__(self, grader: str = "sandbox", *, workers: int = 2, sandbox_config: Any = None,
+               evaluator: Any = None):
     self.grade = get_grade_fn(grader)
     self.grader = grader
     self.workers = max(1, workers)
     self.sandbox_config = sandbox_config
     if grader == "sandbox" and sandbox_config is None:
       self.sandbox_config = default_sandbox_config()
+    self.evaluator = evaluator
     self._cache: dict[str, dict[str, Any]] = {}
 
   def run_state(self, task: Task, *, reference: bool) -> dict[str, Any]:
-    """Runs the hidden tests on the initial (or reference) state; returns a report dict."""
+    """Runs the hidden tests on the initial (or reference) state; returns a report dict
+    (with the evaluator also `reward`, `success` and the anti-hack `rules` that fired)."""
+    from rl.tasks.environment import task_sandbox_config  # pylint: disable=import-outside-toplevel
     with tempfile.TemporaryDirectory(prefix="rltask-state-") as tmp:
       ws = pathlib.Path(tmp) / "ws"
       shutil.copytree(task.repo_dir, ws, symlinks=True)
       if reference:
         apply_patch(ws, task.solution_patch or "")
-      key = _tree_hash(ws, task.tests_dir, extra=f"{task.test_command}\0{task.hidden_tests_dest}")
+      key = _tree_hash(ws, task.tests_dir, extra=json.dumps(
+          [task.test_command, task.hidden_tests_dest, repr(task.environment), bool(self.evaluator)]))
       if key in self._cache:
         return self._cache[key]
-      report = self.grade(ws, task.tests_dir, hidden_tests_dest=task.hidden_tests_dest,
-                          test_command=task.test_command, timeout_s=task.timeout_s,
-                          config=self.sandbox_config, pristine_dir=str(task.repo_dir))
-      result = report_dict(report)
+      if self.evaluator is not None:
+        outcome = self.evaluator.evaluate(task, str(ws))
+        result = report_dict(outcome["report"])
+        hack = outcome.get("hack") or {}
+        result.update(reward=float(outcome["reward"]), success=bool(outcome["success"]),
+                      flagged=bool(hack.get("flagged")), rules=list(hack.get("rules") or []))
+      else:
+        report = self.grade(ws, task.tests_dir, hidden_tests_dest=task.hidden_tests_dest,
+                            test_command=task.test_command, timeout_s=task.timeout_s,
+                            config=task_sandbox_config(task, self.sandbox_config),
+                            pristine_dir=str(task.repo_dir))
+        result = report_dict(report)
       self._cache[key] = result
       return result
 
@@ -204,8 +228,11 @@ class TaskVerifier:
                   *, batch: bool = True) -> list[Verification]:
     """Verifies many tasks. With `batch`, tasks whose command is `python -m pytest ...` run
     together through batch_runner (one pytest import, a fork per state); others one by one."""
-    if batch:
-      batchable = [t for t in tasks if pytest_args(t.test_command) is not None and t.solution_patch is not None]
+    if batch and self.evaluator is None:
+      # Tasks with an environment of their own (import roots, setup, limits) need their own
+      # sandbox settings, which one shared batch session cannot give them.
+      batchable = [t for t in tasks if pytest_args(t.test_command) is not None and t.solution_patch is not None
+                   and t.environment == TaskEnvironment()]
       if batchable:
         self._run_batch(batchable)  # fills the cache; verify() below then only reads it
     results: list[Verification | None] = [None] * len(tasks)
@@ -298,7 +325,13 @@ def pytest_args(test_command: str) -> list[str] | None:
 
 
 def judge_verification(initial: dict[str, Any], reference: dict[str, Any]) -> tuple[bool, str]:
-  """A task is valid when the reference passes every test and the initial state does not."""
+  """A task is valid when the reference passes every test and the initial state does not.
+
+  States graded through an evaluator also carry `reward`, `success` and `rules`: the
+  reference must then succeed (full reward, no anti-hack flag) and the initial state must not.
+  """
+  if reference.get("flagged"):
+    return False, f"reference flagged by anti-hack rules {', '.join(reference.get('rules') or []) or '(unnamed)'}"
   if reference.get("timed_out"):
     return False, "reference state timed out"
   if reference.get("collection_errors"):
@@ -309,7 +342,9 @@ def judge_verification(initial: dict[str, Any], reference: dict[str, Any]) -> tu
                      "so it can never pass every test")
     return False, (f"reference state fails ({reference.get('passed', 0)} passed, "
                    f"{reference.get('failed', 0)} failed, {reference.get('errors', 0)} errors)")
-  if initial.get("all_passed"):
+  if "success" in reference and not reference["success"]:
+    return False, f"reference does not succeed in grading (reward {reference.get('reward')})"
+  if initial.get("all_passed") or initial.get("success"):
     return False, "initial state already passes every hidden test"
   if initial.get("timed_out"):
     return True, "initial state times out (counts as failing)"

@@ -2,7 +2,9 @@
 
 It reads JSON requests (one per line) on stdin and answers one JSON line per request. Each
 command runs in a forked child with rlimits, its output capped while it streams and a watchdog
-that kills every process of the sandbox on timeout. With pytest pre-imported, a
+that kills every process of the sandbox on timeout or when their resident memory goes over
+the limit (an address-space rlimit would count reserved, unused virtual memory: thread stacks
+and malloc arenas, so a few threads fail with "can't start new thread"). With pytest pre-imported, a
 `python -m pytest ...` command is served by forking this warm interpreter instead of starting
 a new one. This file is copied to a read-only location; it never sees the project checkout.
 """
@@ -161,6 +163,30 @@ def _pytest_args(command: str):
   return None
 
 
+def _shadows_preloaded(req: dict) -> bool:
+  """Whether the workspace provides a top-level module this server has already imported.
+
+  pytest's own dependencies (iniconfig, packaging, pluggy ...) are imported here before any
+  command; a forked child would keep using them even when the workspace holds its own copy
+  (a task on that very library), so such commands run in a fresh interpreter instead.
+  """
+  cwd = req.get("cwd") or WORKSPACE
+  roots = [cwd] + [p for p in req["env"].get("PYTHONPATH", "").split(":")
+                   if p == WORKSPACE or p.startswith(WORKSPACE + "/")]
+  stdlib = getattr(sys, "stdlib_module_names", frozenset())
+  for root in roots:
+    try:
+      names = os.listdir(root)
+    except OSError:
+      continue
+    for name in names:
+      module = name[:-3] if name.endswith(".py") else name
+      if module in sys.modules and module not in stdlib and module != "__main__":
+        if name.endswith(".py") or os.path.isfile(os.path.join(root, name, "__init__.py")):
+          return True
+  return False
+
+
 def _kill_all_others() -> None:
   """Kills every process in this pid namespace except init (1) and this server."""
   me = os.getpid()
@@ -204,13 +230,36 @@ def _apply_limits(req: dict) -> None:
   # sandbox has a user namespace of its own (bubblewrap); containers use the pids cgroup.
   if int(req["max_procs"]) > 0:
     limits.append((resource.RLIMIT_NPROC, int(req["max_procs"])))
-  if req.get("memory_mb"):
-    limits.append((resource.RLIMIT_AS, int(req["memory_mb"]) * mb))
   for which, value in limits:
     try:
       resource.setrlimit(which, (value, value))
     except (ValueError, OSError):
       pass
+
+
+MEMORY_POLL_S = 0.05
+_RSS_FIELDS = (b"RssAnon:", b"RssShmem:")
+
+
+def resident_memory_bytes(exclude: tuple = ()) -> int:
+  """Anonymous + shared-memory resident bytes of every process in this pid namespace.
+
+  Read from /proc/PID/status, which stays readable for non-dumpable processes. File-backed
+  pages (shared libraries, page cache) are left out: they are shared and reclaimable. A page
+  shared copy-on-write between forked processes counts once per process (an upper bound).
+  """
+  total = 0
+  for entry in os.listdir("/proc"):
+    if not entry.isdigit() or int(entry) in exclude:
+      continue
+    try:
+      with open(f"/proc/{entry}/status", "rb") as f:
+        for line in f:
+          if line.startswith(_RSS_FIELDS):
+            total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+      continue
+  return total
 
 
 def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
@@ -238,6 +287,13 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
     # What a fresh interpreter would do with PYTHONPATH (and our sitecustomize on it).
     for entry in reversed([p for p in env.get("PYTHONPATH", "").split(":") if p]):
       sys.path.insert(1, entry)
+    # Finders cached by the server describe the workspace as it was then (often empty, or a
+    # folder that did not exist yet): drop them so the child sees today's files.
+    for cached in list(sys.path_importer_cache):
+      if cached == WORKSPACE or cached.startswith(WORKSPACE + "/"):
+        sys.path_importer_cache.pop(cached, None)
+    import importlib
+    importlib.invalidate_caches()
     if env.get("RLCODER_AUDIT_CONFIG"):
       import rlcoder_audit
       rlcoder_audit.install_from_env()
@@ -260,6 +316,8 @@ def run(req: dict, warm_pytest: bool) -> dict:
   limit = int(req["output_limit"])
   timeout = float(req["timeout"])
   pytest_argv = _pytest_args(req["cmd"]) if warm_pytest else None
+  if pytest_argv is not None and _shadows_preloaded(req):
+    pytest_argv = None  # a fresh interpreter imports the workspace's copy
   out_r, out_w = os.pipe()
   err_r, err_w = os.pipe()
   counters_before = _cgroup_counters()
@@ -280,6 +338,9 @@ def run(req: dict, warm_pytest: bool) -> dict:
   open_fds = {out_r, err_r, pidfd}
   deadline = start + timeout
   timed_out = False
+  memory_limit = int(req.get("memory_mb") or 0) * 1024 * 1024
+  memory_exceeded = False
+  next_memory_check = start
   exited_at = None
   while open_fds - {pidfd} or pidfd in open_fds:
     now = time.monotonic()
@@ -290,7 +351,14 @@ def run(req: dict, warm_pytest: bool) -> dict:
     elif now >= deadline:
       timed_out = True
       break
+    if memory_limit and exited_at is None and now >= next_memory_check:
+      next_memory_check = now + MEMORY_POLL_S
+      if resident_memory_bytes(exclude=(1, os.getpid())) > memory_limit:
+        memory_exceeded = True
+        break
     wait = (min(deadline, exited_at + 0.05) if exited_at is not None else deadline) - now
+    if memory_limit and exited_at is None:
+      wait = min(wait, MEMORY_POLL_S)
     ready, _, _ = select.select(list(open_fds), [], [], max(wait, 0))
     for fd in ready:
       if fd == pidfd:
@@ -306,9 +374,12 @@ def run(req: dict, warm_pytest: bool) -> dict:
         buffers[fd] += data[:room]
       if len(data) > room:
         truncated[fd] = True  # keep draining so the writer never blocks, but drop the bytes
-  if timed_out:
+  if timed_out or memory_exceeded:
     _kill_all_others()
-  status = os.waitpid(pid, 0)[1]
+  try:
+    status = os.waitpid(pid, 0)[1]
+  except ChildProcessError:  # already reaped while killing everything: it died of SIGKILL
+    status = signal.SIGKILL
   duration = time.monotonic() - start
   for fd in (out_r, err_r, pidfd):
     os.close(fd)
@@ -321,6 +392,8 @@ def run(req: dict, warm_pytest: bool) -> dict:
   limits = []
   if timed_out:
     limits.append("timeout")
+  if memory_exceeded:
+    limits.append("memory")
   err = bytes(buffers[err_r])
   out = bytes(buffers[out_r])
   for name, needles in LIMIT_MESSAGES.items():
