@@ -177,7 +177,7 @@ def main(argv=None) -> int:
   c.tasks.sources = ((f"dir:{root}", 1.0),)
   c.tasks.eval_sources = ()  # the corpus's own held-out split
   c.tasks.difficulty = ""
-  c.tasks.max_eval_tasks = 0
+  c.tasks.max_eval_tasks = 32 if args.family == "long" else 0  # long episodes: a sample of the held-out split
   c.sft.steps = args.steps
   c.sft.lr = args.lr
   c.sft.demos_per_task = 1

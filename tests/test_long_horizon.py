@@ -98,6 +98,7 @@ def test_every_task_is_verified_and_both_edits_are_needed(root, heldout_root, tm
     assert v.ok, (v.task_id, v.reason)
   grade = get_grade_fn(GRADER)
   two_edit = [t for t in tasks if len(t.metadata["fix"]) == 2][:2]
+  assert two_edit, "the roots of this test hold no two-edit task"
   for t in two_edit:
     for edit in t.metadata["fix"]:
       ws = tmp_path / f"half-{t.id}"

@@ -82,7 +82,8 @@ def call_chain_plan(expert: Any, request: Any, rng: random.Random) -> list[str]:
   if rng.random() < expert.run_prob * (1.0 if from_test else 0.6):
     steps.append((_say(expert, rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}), False))
   reads = ([{"path": PUBLIC_TEST_FILE, "function": ""}] if from_test else []) + chain
-  give_up_at = rng.randrange(len(reads) + 1) if expert.give_up_prob and rng.random() < expert.give_up_prob else -1
+  # A give-up stops before one of the reads (never after the bottom one: it would have fixed it).
+  give_up_at = rng.randrange(len(reads)) if expert.give_up_prob and rng.random() < expert.give_up_prob else -1
   for i, step in enumerate(reads):
     if i == give_up_at:
       steps.append((_say(expert, rng, _GIVE_UP) + tool_call_text("submit", {}), True))

@@ -338,7 +338,8 @@ class _Planner:
     variant = _weighted(rng, dict(self.s.variant_weights))
     kms = self.by_fn[leaf_name]
     if variant == "two_lines":
-      pairs = [(a, b) for i, a in enumerate(kms) for b in kms[i + 1:] if a.mutation.line != b.mutation.line]
+      # Lines apart, so the fix is two edits (adjacent lines would make one).
+      pairs = [(a, b) for i, a in enumerate(kms) for b in kms[i + 1:] if abs(a.mutation.line - b.mutation.line) > 1]
       mutants = rng.choice(pairs) if pairs else (rng.choice(kms),)
       variant = variant if pairs else "single"
     else:
