@@ -65,8 +65,8 @@ def get_config(arg=None):
   # share of its episodes at a point along the chain; those failed demonstrations are cloned too
   # (an imperfect demonstrator, the way real agent SFT data holds give-ups), so the SFT policy
   # also ends some episodes early, as weak agents do.
-  c.sft.steps = 40
-  c.sft.lr = 5e-4
+  c.sft.steps = 60
+  c.sft.lr = 1e-3
   c.sft.demos_per_task = 2
   c.sft.expert_give_up_prob = 0.2
   c.sft.keep_failed_demonstrations = True
