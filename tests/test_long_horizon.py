@@ -17,7 +17,7 @@ from rl import policies, rollout
 from rl.registry import EXPERT_PLANS, TASK_SOURCES
 from rl.tasks.long_horizon import LongSettings, generate_long, name_split
 from rl.tasks.long_horizon.expert import _fit
-from rl.tasks.long_horizon.generator import MODULE_NAMES, PUBLIC_TEST_FILE, WRAPPER_NAMES
+from rl.tasks.long_horizon.generator import MODULE_NAMES, PREFIXES, PUBLIC_TEST_FILE, WRAPPER_NAMES
 from rl.tasks.long_horizon.source import long_settings, parse_weights
 from rl.tasks.synthetic.families import FAMILIES
 from rl.tasks.verify import TaskVerifier, get_grade_fn, sandbox_available
@@ -52,6 +52,7 @@ def test_name_pools_shadow_nothing_and_split_exactly():
   assert not set(MODULE_NAMES) & {"pytest", "pluggy", "iniconfig", "packaging", "py", "conftest", "numpy", "pandas"}
   assert not set(WRAPPER_NAMES) & set(dir(builtins)) and not set(WRAPPER_NAMES) & {f.name for f in FAMILIES}
   assert not set(MODULE_NAMES) & set(WRAPPER_NAMES)
+  assert not {f"{p}{i}" for p in PREFIXES for i in range(1, 30)} & set(sys.stdlib_module_names)
   for pool in (MODULE_NAMES, WRAPPER_NAMES):
     heldout = [n for n in pool if name_split(n, pool, 0.2) == "heldout"]
     assert len(heldout) == round(0.2 * len(pool))
@@ -66,12 +67,19 @@ def test_generation_is_deterministic_per_seed(root, tmp_path):
   assert {t.id for t in other.tasks} != {t.id for t in root.tasks[:4]}
 
 
-def test_tasks_span_the_depths_and_read_like_chains(root):
-  tasks = root.tasks
-  assert sorted({t.metadata["depth"] for t in tasks}) == [1, 2, 3, 4, 5, 6]
+def test_tasks_span_the_depths_and_read_like_chains(root, tmp_path):
+  words = generate_long(tmp_path / "words", LongSettings(num_tasks=3, seed=3, naming="words", **SMALL), grader=GRADER)
+  tasks = root.tasks + words.tasks
+  assert sorted({t.metadata["depth"] for t in root.tasks}) == [1, 2, 3, 4, 5, 6]
   for t in tasks:
     chain = t.metadata["chain"]
     assert len(chain) == t.metadata["depth"] + 1
+    stems = [c["path"][:-3] for c in chain]
+    if t in root.tasks:  # numbered: <prefix>1 ... <prefix>K+1
+      prefix = stems[0][:-1]
+      assert prefix in PREFIXES and stems == [f"{prefix}{i}" for i in range(1, len(chain) + 1)]
+    else:
+      assert set(stems) <= set(MODULE_NAMES)
     repo = pathlib.Path(t.repo_dir)
     for caller, callee in zip(chain, chain[1:]):  # each module imports the next one's function
       text = (repo / caller["path"]).read_text()
@@ -185,6 +193,8 @@ def test_registered_and_bad_input_is_one_clear_error():
     LongSettings(num_tasks=1, min_depth=5, max_depth=2)
   with pytest.raises(ValueError, match="max_depth 40"):
     LongSettings(num_tasks=1, max_depth=40)
+  with pytest.raises(ValueError, match="naming must be one of"):
+    LongSettings(num_tasks=1, naming="letters")
   with pytest.raises(ValueError, match="variant_weights"):
     LongSettings(num_tasks=1, variant_weights=(("three_lines", 1.0),))
   with pytest.raises(ValueError, match="config.tasks.long.variants"):
@@ -211,3 +221,39 @@ def test_traj_stats_step_keeps_one_iteration(tmp_path, capsys):
   with pytest.raises(SystemExit):
     traj_stats.main([str(path), "--step", "7"])
   assert "no trajectory records of iteration 7" in capsys.readouterr().err
+
+
+def test_long_base_fits_the_experiment_model():
+  """rl/assets/tiny_base_long (make_base.py --family long) loads as the experiment's model."""
+  import json  # pylint: disable=import-outside-toplevel
+  from rl.model import load_hf_checkpoint  # pylint: disable=import-outside-toplevel
+  c = long_horizon.get_config()
+  base = pathlib.Path(__file__).resolve().parents[1] / c.init_from
+  model = load_hf_checkpoint(base)
+  assert (model.config.hidden_size, model.config.num_layers, model.config.intermediate_size) == (
+      c.model.hidden_size, c.model.num_layers, c.model.intermediate_size)
+  assert load_tokenizer(base).get_vocab() == load_tokenizer().get_vocab()
+  info = json.loads((base / "base.json").read_text())
+  assert info["corpus"]["family"] == "long" and info["corpus"]["excluded_experiment_bugs"] > 0
+  assert info["init_from"] == "rl/assets/tiny_base"
+
+
+@pytest.mark.slow
+def test_make_base_long_keeps_the_experiment_bugs_out(tmp_path):
+  """make_base.py --family long at toy size: a corpus of chains without the experiment's
+  training bugs, demonstrations from the call_chain plan, a loadable base."""
+  import importlib.util  # pylint: disable=import-outside-toplevel
+  import json  # pylint: disable=import-outside-toplevel
+  from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
+  from rl.tasks.long_horizon import bug_identity  # pylint: disable=import-outside-toplevel
+  script = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "make_base.py"
+  spec = importlib.util.spec_from_file_location("make_base", script)
+  make_base = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(make_base)
+  out, work = tmp_path / "base", tmp_path / "work"
+  assert make_base.main(["--family", "long", "--out", str(out), "--workdir", str(work), "--steps", "2",
+                         "--num", "12", "--seed", "1"]) == 0
+  info = json.loads((out / "base.json").read_text())
+  train = [t for t in load_task_root(work / "corpus_long") if t.split == "train"]
+  assert train and info["demonstrations"] == len(train) and info["init_from"] == "rl/assets/tiny_base"
+  assert not {bug_identity(t) for t in train} & make_base.long_experiment_bugs(work)

@@ -43,6 +43,10 @@ def get_config(arg=None):
   c.tasks.long.stable_runs = 2  # a task is kept only when two independent verifications agree
   c.tasks.long.variants = "single=0.7,two_lines=0.15,two_places=0.15"
   c.tasks.long.styles = "entry=0.5,tests=0.5"
+  # Chain modules numbered (step1.py -> step2.py -> ...): with word names (ledger.py -> basket.py)
+  # the tiny model after SFT read module names it remembered, not the one its context named, and
+  # solved none of the training chains (docs/ablations.md).
+  c.tasks.long.naming = "numbered"
   c.tasks.sources = (("synthetic_long", 1.0),)
   c.tasks.eval_sources = (("synthetic_long_heldout", 1.0),)
   c.tasks.difficulty = ""  # every long task is "long"
@@ -65,7 +69,7 @@ def get_config(arg=None):
   # share of its episodes at a point along the chain; those failed demonstrations are cloned too
   # (an imperfect demonstrator, the way real agent SFT data holds give-ups), so the SFT policy
   # also ends some episodes early, as weak agents do.
-  c.sft.steps = 60
+  c.sft.steps = 80
   c.sft.lr = 1e-3
   c.sft.demos_per_task = 2
   c.sft.expert_give_up_prob = 0.2

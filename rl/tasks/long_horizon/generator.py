@@ -18,13 +18,15 @@ Variants (each task one):
               first element before passing the list on): two edits in two modules.
 Statement styles: `entry` names the entry function and its module; `tests` names only the
 failing test file, whose imports the solver must read to find the entry.
-Distractor modules hold correct functions nothing on the chain calls.
+Distractor modules hold correct functions nothing on the chain calls. Naming: chain modules
+are numbered (`step1.py` imports from `step2.py`, ...; the prefix drawn per task) or, with
+`naming="words"`, words drawn from a pool (`ledger.py` imports from `basket.py`).
 
 Verified like every synthetic task: the hidden tests fail on the initial state and pass on the
 reference, in every one of `stable_runs` independent runs; for the two-edit variants each edit
 alone still fails some case, so both are needed. The split is by function and by name: a
 held-out task's buggy function is a held-out function of the library (generator.function_split)
-and its module and wrapper names come from held-out shares of the name pools, so a held-out
+and its module prefix or names and wrapper names come from held-out shares of the name pools, so a held-out
 chain is made of code and names never seen in training. Deterministic in the seed.
 """
 
@@ -79,6 +81,12 @@ MODULE_NAMES = (
     "torch", "trellis", "tulip", "tundra", "tunnel", "turnip", "umber", "valley", "velvet", "vessel",
     "violet", "wagon", "walnut", "walrus", "willow", "winter", "yarrow", "zephyr",
 )
+# Module prefixes of numbered chains (naming "numbered": the entry is <prefix>1.py, the function
+# it calls is in <prefix>2.py, ...). The tiny model does not learn to copy an arbitrary word
+# from its context in the SFT a run can afford (docs/ablations.md, the long-horizon family), but
+# it can count; held-out tasks use held-out prefixes.
+PREFIXES = ("step", "layer", "stage", "level", "part", "unit", "tier", "phase", "hop", "link")
+NAMINGS = ("numbered", "words")
 # Names of the functions on the way: verbs, none a builtin or a library function's name.
 WRAPPER_NAMES = (
     "assess", "audit", "bundle", "capture", "classify", "collect", "combine", "consult", "convert",
@@ -114,12 +122,15 @@ class LongSettings:
   max_distractors: int = 2
   split: str = ""  # "" both splits; "train" or "heldout" only that one
   stable_runs: int = 2
+  naming: str = "numbered"  # chain modules: "numbered" (<prefix>1.py, <prefix>2.py, ...) or "words"
 
   def __post_init__(self):
     if self.num_tasks <= 0:
       raise ValueError(f"long-horizon tasks: num_tasks must be positive, got {self.num_tasks}")
     if not 1 <= self.min_depth <= self.max_depth:
       raise ValueError(f"long-horizon tasks: need 1 <= min_depth <= max_depth, got {self.min_depth}..{self.max_depth}")
+    if self.naming not in NAMINGS:
+      raise ValueError(f"long-horizon tasks: naming must be one of {', '.join(NAMINGS)}, got {self.naming!r}")
     if self.library != "families":
       raise ValueError(f"long-horizon tasks: library must be 'families' (functions of a list `xs`), got {self.library!r}")
     deepest = min(len(_pool(WRAPPER_NAMES, "heldout", self.heldout_fraction)),
@@ -319,6 +330,7 @@ class _Planner:
     self.leaves = {split: sorted(n for n in self.by_fn if self.split_of[n] == split) for split in ("train", "heldout")}
     self.modules = {split: _pool(MODULE_NAMES, split, settings.heldout_fraction) for split in ("train", "heldout")}
     self.wrappers = {split: _pool(WRAPPER_NAMES, split, settings.heldout_fraction) for split in ("train", "heldout")}
+    self.prefixes = {split: _pool(PREFIXES, split, settings.heldout_fraction) for split in ("train", "heldout")}
     self._depths: list[int] = []
 
   def _depth(self) -> int:
@@ -348,6 +360,9 @@ class _Planner:
     others = [fn for fn in self.functions[split] if fn.name != leaf.name]
     distractors = tuple(rng.sample(others, rng.randint(min(1, self.s.max_distractors), self.s.max_distractors)))
     modules = rng.sample(self.modules[split], depth + 1 + len(distractors))
+    if self.s.naming == "numbered":  # the chain numbered, the distractors still words
+      prefix = rng.choice(self.prefixes[split])
+      modules = [f"{prefix}{i}" for i in range(1, depth + 2)] + modules[depth + 1:]
     wrappers = tuple(rng.sample(self.wrappers[split], depth))
     return ChainSpec(depth=depth, mutants=tuple(mutants), modules=tuple(modules[:depth + 1]), wrappers=wrappers,
                      templates=tuple(rng.randrange(len(_WRAPPER_TEMPLATES)) for _ in range(depth)),

@@ -3,7 +3,7 @@
 
 `config.tasks.long` (configs/experiments/long_horizon.py sets it) has: num_tasks,
 eval_num_tasks, seed, min_depth, max_depth, heldout_fraction, max_distractors, stable_runs and
-the weights of the variants (`variants`, e.g. "single=0.7,two_lines=0.15,two_places=0.15") and
+naming ("numbered" or "words"), the weights of the variants (`variants`, e.g. "single=0.7,two_lines=0.15,two_places=0.15") and
 statement styles (`styles`, "entry=0.5,tests=0.5"). A root is cached under
 <workdir>/tasks/<source name> (`name:PATH` overrides) and regenerated only when these change.
 """
@@ -20,7 +20,7 @@ from rl.tasks.long_horizon.generator import LongSettings, cached_or_generate_lon
 from rl.tasks.sources import TaskProgress, sandbox_config_from
 
 _FIELDS = ("num_tasks", "eval_num_tasks", "seed", "min_depth", "max_depth", "heldout_fraction",
-           "max_distractors", "stable_runs", "variants", "styles")
+           "max_distractors", "stable_runs", "variants", "styles", "naming")
 
 
 def parse_weights(text: str, field: str) -> tuple[tuple[str, float], ...]:
@@ -51,7 +51,7 @@ def long_settings(config: Any, *, split: str = "", eval_root: bool = False) -> L
       num_tasks=int(section["eval_num_tasks"] if eval_root else section["num_tasks"]), seed=int(section["seed"]),
       min_depth=int(section["min_depth"]), max_depth=int(section["max_depth"]),
       heldout_fraction=float(section["heldout_fraction"]), max_distractors=int(section["max_distractors"]),
-      stable_runs=int(section["stable_runs"]), split=split,
+      stable_runs=int(section["stable_runs"]), split=split, naming=str(section["naming"]),
       variant_weights=parse_weights(section["variants"], "variants"),
       style_weights=parse_weights(section["styles"], "styles"))
 
