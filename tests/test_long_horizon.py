@@ -69,6 +69,9 @@ def test_generation_is_deterministic_per_seed(root, tmp_path):
 
 def test_tasks_span_the_depths_and_read_like_chains(root, tmp_path):
   words = generate_long(tmp_path / "words", LongSettings(num_tasks=3, seed=3, naming="words", **SMALL), grader=GRADER)
+  step = generate_long(tmp_path / "step", LongSettings(num_tasks=2, seed=3, naming="step", **SMALL), grader=GRADER)
+  for t in step.tasks:
+    assert [c["path"] for c in t.metadata["chain"]] == [f"step{i}.py" for i in range(1, t.metadata["depth"] + 2)]
   tasks = root.tasks + words.tasks
   assert sorted({t.metadata["depth"] for t in root.tasks}) == [1, 2, 3, 4, 5, 6]
   for t in tasks:

@@ -86,7 +86,8 @@ MODULE_NAMES = (
 # from its context in the SFT a run can afford (docs/ablations.md, the long-horizon family), but
 # it can count; held-out tasks use held-out prefixes.
 PREFIXES = ("step", "layer", "stage", "level", "part", "unit", "tier", "phase", "hop", "link")
-NAMINGS = ("numbered", "words")
+# "step": every chain is step1.py, step2.py, ... (the split is then by function and wrapper names).
+NAMINGS = ("numbered", "step", "words")
 # Names of the functions on the way: verbs, none a builtin or a library function's name.
 WRAPPER_NAMES = (
     "assess", "audit", "bundle", "capture", "classify", "collect", "combine", "consult", "convert",
@@ -360,8 +361,8 @@ class _Planner:
     others = [fn for fn in self.functions[split] if fn.name != leaf.name]
     distractors = tuple(rng.sample(others, rng.randint(min(1, self.s.max_distractors), self.s.max_distractors)))
     modules = rng.sample(self.modules[split], depth + 1 + len(distractors))
-    if self.s.naming == "numbered":  # the chain numbered, the distractors still words
-      prefix = rng.choice(self.prefixes[split])
+    if self.s.naming in ("numbered", "step"):  # the chain numbered, the distractors still words
+      prefix = rng.choice(self.prefixes[split]) if self.s.naming == "numbered" else "step"
       modules = [f"{prefix}{i}" for i in range(1, depth + 2)] + modules[depth + 1:]
     wrappers = tuple(rng.sample(self.wrappers[split], depth))
     return ChainSpec(depth=depth, mutants=tuple(mutants), modules=tuple(modules[:depth + 1]), wrappers=wrappers,
