@@ -5,8 +5,8 @@ sits k calls below the function the failing test calls, k from 1 to 12, so a sol
 k + 1 small modules (and, for half the tasks, the test file first) before it can edit: a
 success takes about k + 3 to k + 8 turns and its length is set by the task, while a give-up
 or a quick wrong edit ends after a few turns. Chain modules are numbered (step1.py ->
-step2.py, a prefix per task). Training tasks: the train split of 40 generated chains (33);
-held-out evaluation on 24 chains of held-out functions and names. The model starts from
+step2.py -> ...). Training tasks: the train split of 40 generated chains (33);
+held-out evaluation on 24 chains of held-out functions and wrapper names. The model starts from
 rl/assets/tiny_base_long (scripts/make_base.py --family long: the default's tiny base after
 120 SFT steps on expert demonstrations of 135 other chains, never this experiment's bugs), then
 80 SFT steps on this experiment's demonstrations, then PPO: 32 episodes per iteration (each
@@ -50,10 +50,11 @@ def get_config(arg=None):
   c.tasks.long.stable_runs = 2  # a task is kept only when two independent verifications agree
   c.tasks.long.variants = "single=0.7,two_lines=0.15,two_places=0.15"
   c.tasks.long.styles = "entry=0.5,tests=0.5"
-  # Chain modules numbered (step1.py -> step2.py -> ...): with word names (ledger.py -> basket.py)
-  # the tiny model after SFT read module names it remembered, not the one its context named, and
-  # solved none of the training chains (docs/ablations.md).
-  c.tasks.long.naming = "numbered"
+  # Chain modules step1.py -> step2.py -> ...: with word names (ledger.py -> basket.py) the tiny
+  # model after SFT read module names it remembered, not the one its context named; with a
+  # prefix per task (hop1.py -> hop2.py) it mixed the prefixes; with one name it walks the chain
+  # in order (docs/ablations.md). The held-out split is then by function and wrapper names.
+  c.tasks.long.naming = "step"
   c.tasks.sources = (("synthetic_long", 1.0),)
   c.tasks.eval_sources = (("synthetic_long_heldout", 1.0),)
   c.tasks.difficulty = ""  # every long task is "long"
