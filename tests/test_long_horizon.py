@@ -163,7 +163,11 @@ def test_expert_solves_every_task_in_as_many_turns_as_its_depth_asks(root):
     chain = [c["path"] for c in next(t for t in tasks if t.id == e.task_id).metadata["chain"]]
     assert [p for p in reads if p in chain] == chain  # down the chain, in order
     assert n >= depth[e.task_id] + 3  # depth + 1 reads, the edit, submit
-  assert max(turns) >= 2.5 * min(turns), turns  # lengths set by the tasks, not one length
+  # Lengths set by the tasks: a depth-6 chain has five more modules to read than a depth-1 one
+  # (the expert's optional steps blur that by a turn or so either way).
+  mean = lambda d: sum(n for e, n in zip(episodes, turns) if depth[e.task_id] == d) / sum(
+      depth[e.task_id] == d for e in episodes)
+  assert mean(6) >= mean(1) + 4, (mean(6), mean(1), turns)
   by_task = {}
   for e, n in zip(episodes, turns):
     by_task.setdefault(e.task_id, []).append(n)
