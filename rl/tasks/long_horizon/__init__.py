@@ -1,6 +1,6 @@
 """Long-horizon bug-fix tasks: a bug sits k calls below the function the test calls.
 
-The family of issue "long, uneven coding-agent trajectories": the length of a successful episode
+The family for long, uneven coding-agent trajectories: the length of a successful episode
 is set by the task (the depth of a call chain the agent must read along), so one task set spans
 episodes of 3 to 20 turns. `generator` builds and verifies the tasks, `expert` is the scripted
 expert's plan for them (SFT demonstrations), `source` registers the task sources
