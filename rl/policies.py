@@ -249,6 +249,10 @@ class ScriptedExpert(TextPolicy):
   def _plan(self, request: ActRequest) -> list[str]:
     rng = self._rng(request)
     task = request.task
+    plan_name = (getattr(task, "metadata", {}) or {}).get("expert_plan")
+    if plan_name:  # a task family with a plan of its own (rl.registry.EXPERT_PLANS)
+      from rl.registry import EXPERT_PLANS  # pylint: disable=import-outside-toplevel
+      return EXPERT_PLANS.get(plan_name)(self, request, rng)
     fixes = self.fixes(task)
     paths = list(dict.fromkeys(f["path"] for f in fixes))
     public = list(getattr(task, "public_tests", None) or [])

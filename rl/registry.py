@@ -73,6 +73,10 @@ JUDGES = Registry("judge backend")
 INSTRUMENTERS = Registry("instrumenter")
 SANDBOX_BACKENDS = Registry("sandbox backend")
 TASK_SOURCES = Registry("task source")
+# Plans of the scripted expert for task families that need their own (a task names its plan in
+# metadata["expert_plan"]; rl.policies.ScriptedExpert follows it): plan(expert, request, rng)
+# -> the messages of the episode.
+EXPERT_PLANS = Registry("expert plan")
 
 ALL_REGISTRIES = {
     "advantage_estimators": ADVANTAGE_ESTIMATORS,
@@ -86,6 +90,7 @@ ALL_REGISTRIES = {
     "instrumenters": INSTRUMENTERS,
     "sandbox_backends": SANDBOX_BACKENDS,
     "task_sources": TASK_SOURCES,
+    "expert_plans": EXPERT_PLANS,
 }
 
 # Modules whose import registers built-in entries. A module that does not exist
@@ -101,6 +106,7 @@ BUILTIN_MODULES = (
     "rl.sandbox_backends",
     "rl.tasks",
     "rl.tasks.mle",
+    "rl.tasks.long_horizon",
 )
 
 _imported = False

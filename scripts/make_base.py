@@ -19,6 +19,16 @@ that part is done once, here, and the result is committed:
 
   .venv/bin/python scripts/make_base.py --out rl/assets/tiny_base --workdir runs/make_base
 
+`--family long` builds the base of the long-horizon experiment (configs/experiments/long_horizon.py,
+rl/assets/tiny_base_long) the same way on the long-horizon family (rl/tasks/long_horizon): a
+corpus of `--num` verified call chains of both splits (another generator seed than the
+experiment's; the train-split chains whose buggy-function bugs the experiment trains on
+left out), one expert demonstration each (reading down the whole chain, never giving up), SFT
+from `--init-from` (the default's tiny base), so that the tiny model knows the tool protocol on
+chains: reading the module a function imports its callee from, many turns in a row.
+
+  .venv/bin/python scripts/make_base.py --family long --out rl/assets/tiny_base_long --workdir runs/make_base_long
+
 The corpus and the demonstrations are the same for the same arguments; the weights also depend
 on the machine's floating-point arithmetic. With the defaults: 39 min 17 s on 2 CPU cores
 (1,804 demonstrations; 21 min of it SFT), 2.1 GB peak memory. `rl/assets/tiny_base_core`, the
@@ -79,6 +89,45 @@ def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
   return root, info
 
 
+def long_experiment_bugs(workdir: pathlib.Path) -> set:
+  """The buggy-function bugs of the long-horizon experiment's training tasks (generated as its
+  run would)."""
+  from configs.experiments import long_horizon
+  from rl.tasks import load_tasks
+  from rl.tasks.long_horizon import bug_identity
+
+  c = long_horizon.get_config()
+  tasks = load_tasks(c, workdir / "long_horizon_run").tasks(split=c.tasks.split)
+  return {bug_identity(t) for t in tasks}
+
+
+def build_long_corpus(workdir: pathlib.Path, num_tasks: int, seed: int, exclude: set, config) -> tuple[pathlib.Path, dict]:
+  """`num_tasks` verified long-horizon tasks (both splits) minus the train-split ones in `exclude`."""
+  from rl.tasks import format as task_format
+  from rl.tasks.long_horizon import LongSettings, bug_identity, generate_long
+  from rl.tasks.long_horizon.source import long_settings
+
+  experiment = long_settings(config)
+  settings = LongSettings(**{**vars(experiment), "num_tasks": num_tasks, "seed": 1000 + seed, "stable_runs": 1})
+  result = generate_long(workdir / "generated_long", settings, log=lambda s: print(s, flush=True))
+  root = workdir / "corpus_long"
+  if root.exists():
+    shutil.rmtree(root)
+  root.mkdir(parents=True)
+  kept, excluded = [], 0
+  for task in result.tasks:
+    if task.split == "train" and bug_identity(task) in exclude:
+      excluded += 1
+      continue
+    shutil.copytree(task.dir, root / task.dir.name, symlinks=True)
+    kept.append(task)
+  task_format.write_manifest(root)
+  info = {"family": "long", "generated": len(result.tasks), "excluded_experiment_bugs": excluded,
+          "train": sum(t.split == "train" for t in kept), "heldout": sum(t.split == "heldout" for t in kept),
+          "by_depth": result.info["by_depth"], "seed": settings.seed}
+  return root, info
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--out", required=True, help="the Hugging Face directory to write")
@@ -93,11 +142,15 @@ def main(argv=None) -> int:
                       help="do not drop the default experiment's training bugs from the corpus")
   parser.add_argument("--library", default="",
                       help="synthetic library (core | families | all); default: the default experiment's")
-  parser.add_argument("--num", type=int, default=100_000,
-                      help="tasks to generate (the default: every easy bug the library has)")
+  parser.add_argument("--num", type=int, default=0,
+                      help="tasks to generate (default: every easy bug the library has; --family long: 400)")
+  parser.add_argument("--family", choices=("easy", "long"), default="easy",
+                      help="easy: the default's easy bugs; long: the long-horizon call chains")
+  parser.add_argument("--init-from", default="",
+                      help="weights to start from (default: scratch; --family long: rl/assets/tiny_base)")
   args = parser.parse_args(argv)
-  if args.steps <= 0 or args.renames < 0 or args.lr <= 0:
-    parser.error("--steps and --lr must be positive and --renames >= 0")
+  if args.steps <= 0 or args.renames < 0 or args.lr <= 0 or args.num < 0:
+    parser.error("--steps and --lr must be positive, --renames and --num >= 0")
 
   from flax import nnx
   from configs import default
@@ -107,25 +160,34 @@ def main(argv=None) -> int:
   start = time.monotonic()
   workdir = pathlib.Path(args.workdir)
   workdir.mkdir(parents=True, exist_ok=True)
-  exclude = set() if args.keep_default_bugs else default_training_bugs(workdir)
-  library = args.library or default.get_config().tasks.synthetic_library
-  root, corpus = build_corpus(workdir, args.renames, args.seed, exclude, args.num, library)
+  if args.family == "long":
+    from configs.experiments import long_horizon
+    base_config = long_horizon.get_config()
+    exclude = set() if args.keep_default_bugs else long_experiment_bugs(workdir)
+    root, corpus = build_long_corpus(workdir, args.num or 400, args.seed, exclude, base_config)
+  else:
+    base_config = default.get_config()
+    exclude = set() if args.keep_default_bugs else default_training_bugs(workdir)
+    library = args.library or default.get_config().tasks.synthetic_library
+    root, corpus = build_corpus(workdir, args.renames, args.seed, exclude, args.num or 100_000, library)
   print(f"corpus: {json.dumps(corpus)}", flush=True)
 
-  c = default.get_config().unlock()
+  c = base_config.unlock()
   c.seed = args.seed
   c.tasks.sources = ((f"dir:{root}", 1.0),)
   c.tasks.eval_sources = ()  # the corpus's own held-out split
   c.tasks.difficulty = ""
-  c.tasks.max_eval_tasks = 0
+  c.tasks.max_eval_tasks = 32 if args.family == "long" else 0  # long episodes: a sample of the held-out split
   c.sft.steps = args.steps
   c.sft.lr = args.lr
   c.sft.demos_per_task = 1
   c.sft.expert_read_prob = 1.0  # the base learns to read before it edits
+  c.sft.expert_give_up_prob = 0.0  # the base clones only solutions
+  c.sft.keep_failed_demonstrations = False
   c.trainer.iterations = 0
   c.trainer.train_eval_samples = 0
   c.trainer.plots = False
-  c.init_from = ""
+  c.init_from = args.init_from or ("rl/assets/tiny_base" if args.family == "long" else "")
   c.lock()
   run_dir = workdir / "sft"
   if run_dir.exists():
@@ -145,6 +207,7 @@ def main(argv=None) -> int:
       "model": {"hidden_size": c.model.hidden_size, "num_layers": c.model.num_layers,
                 "intermediate_size": c.model.intermediate_size, "tiny": c.model.tiny},
       "wall_time_s": round(time.monotonic() - start, 1),
+      "init_from": c.init_from,
       "command": "scripts/make_base.py " + " ".join(argv if argv is not None else sys.argv[1:]),
   }
   (out / "base.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -31,6 +31,10 @@ PRESETS = {
     "estimators": ("ppo", "grpo", "drgrpo", "rloo"),
     "antihack": ("rules_only", "no_antihack", "judge_on"),
     "paper": ("mle", "no_instrumentation", "no_self_improve", "dag_off", "dag_inverse_log"),
+    # the estimators on the long-horizon family (configs/experiments/long_horizon*.py); its
+    # length-even control is the same preset with --set tasks.long.min_depth=D
+    # --set tasks.long.max_depth=D (docs/ablations.md)
+    "long_horizon": ("long_horizon", "long_horizon_grpo", "long_horizon_drgrpo", "long_horizon_rloo"),
 }
 
 

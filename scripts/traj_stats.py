@@ -1,6 +1,7 @@
 """Trajectory-length statistics and the advantage-estimator recommendation they imply.
 
   python scripts/traj_stats.py runs/x/trajectories [--by turns|tokens] [--group task|prefix] [--json]
+      [--step N]   # only iteration N's rollouts (the records' model.step; 0 = the first iteration)
 
 Prints how episodes ended (success, or the failure's first kind: code edited but tests fail, a
 tool error such as an `old` string not found, a malformed call, no edit at all), length
@@ -162,8 +163,15 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--by", choices=("turns", "tokens"), default="turns")
   parser.add_argument("--group", choices=("task", "prefix"), default="task")
   parser.add_argument("--json", action="store_true", help="print the statistics as one JSON object")
+  parser.add_argument("--step", type=int, default=None,
+                      help="only the records of this iteration (model.step; 0 = the first iteration)")
   args = parser.parse_args(argv)
-  stats = compute_stats(read_trajectories(args.file, validate=False), by=args.by, group=args.group)
+  records = read_trajectories(args.file, validate=False)
+  if args.step is not None:
+    records = [r for r in records if (r.get("model") or {}).get("step") == args.step]
+    if not records:
+      parser.error(f"no trajectory records of iteration {args.step} (model.step) in {args.file}")
+  stats = compute_stats(records, by=args.by, group=args.group)
   print(json.dumps(stats) if args.json else format_table(stats))
   return 0
 
