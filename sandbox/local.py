@@ -152,7 +152,7 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   python = python_env.python
   if python_env.venv:
     for root in python_env.roots:
-      if not _inside(root, python_env.venv):
+      if not runtime_env.is_inside(root, python_env.venv):
         argv += ["--ro-bind", root, root]
     argv += ["--ro-bind", python_env.venv, SANDBOX_VENV,
              "--ro-bind", _venv_bin(python_env.venv), os.path.join(SANDBOX_VENV, "bin")]
@@ -182,10 +182,6 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
     argv += ["--setenv", key, value]
   argv += [python, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
   return argv
-
-
-def _inside(path: str, directory: str) -> bool:
-  return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
 def base_env(config: SandboxConfig) -> dict[str, str]:

@@ -75,11 +75,16 @@ def runtime_python(configured: str = "") -> str:
   return os.path.abspath(path)
 
 
+def is_inside(path: str, directory: str) -> bool:
+  """Whether `path` is `directory` or lies below it (compared as strings, not resolved)."""
+  return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
 def _outermost(paths: list[str]) -> tuple[str, ...]:
   """Drops paths that lie inside another one of the list (binding the parent covers them)."""
   kept: list[str] = []
   for path in sorted(set(paths), key=len):
-    if not any(path == k or path.startswith(k.rstrip(os.sep) + os.sep) for k in kept):
+    if not any(is_inside(path, k) for k in kept):
       kept.append(path)
   return tuple(kept)
 

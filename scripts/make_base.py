@@ -60,28 +60,36 @@ def default_training_bugs(workdir: pathlib.Path) -> set[tuple[str, str, int]]:
   return {bug_identity(t) for t in tasks}
 
 
-def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
-                 num_tasks: int = 100_000, library: str = "core") -> tuple[pathlib.Path, dict]:
-  """Generates every easy bug in 1 + renames spellings and keeps a root of the usable ones:
-  train split minus `exclude`, and the whole held-out split (for evaluation only)."""
+def _copy_corpus(tasks, root: pathlib.Path, exclude: set, bug_identity) -> tuple[list, int]:
+  """Copies `tasks` into a fresh task root `root`, leaving out train-split tasks whose
+  `bug_identity` is in `exclude`; returns (the kept tasks, how many were left out)."""
   from rl.tasks import format as task_format
-  from rl.tasks.synthetic import bug_identity, generate
 
-  generated = workdir / "generated"
-  result = generate(generated, num_tasks=num_tasks, seed=seed, tier_weights={"easy": 1.0}, renames=renames,
-                    library=library, log=lambda s: print(s, flush=True))
-  root = workdir / "corpus"
   if root.exists():
     shutil.rmtree(root)
   root.mkdir(parents=True)
   kept, excluded = [], 0
-  for task in result.tasks:
+  for task in tasks:
     if task.split == "train" and bug_identity(task) in exclude:
       excluded += 1
       continue
     shutil.copytree(task.dir, root / task.dir.name, symlinks=True)
     kept.append(task)
   task_format.write_manifest(root)
+  return kept, excluded
+
+
+def build_corpus(workdir: pathlib.Path, renames: int, seed: int, exclude: set,
+                 num_tasks: int = 100_000, library: str = "core") -> tuple[pathlib.Path, dict]:
+  """Generates every easy bug in 1 + renames spellings and keeps a root of the usable ones:
+  train split minus `exclude`, and the whole held-out split (for evaluation only)."""
+  from rl.tasks.synthetic import bug_identity, generate
+
+  generated = workdir / "generated"
+  result = generate(generated, num_tasks=num_tasks, seed=seed, tier_weights={"easy": 1.0}, renames=renames,
+                    library=library, log=lambda s: print(s, flush=True))
+  root = workdir / "corpus"
+  kept, excluded = _copy_corpus(result.tasks, root, exclude, bug_identity)
   info = {"generated": len(result.tasks), "excluded_default_bugs": excluded,
           "train": sum(t.split == "train" for t in kept), "heldout": sum(t.split == "heldout" for t in kept),
           "heldout_functions": result.info.get("heldout_functions"), "renames": renames, "seed": seed,
@@ -103,7 +111,6 @@ def long_experiment_bugs(workdir: pathlib.Path) -> set:
 
 def build_long_corpus(workdir: pathlib.Path, num_tasks: int, seed: int, exclude: set, config) -> tuple[pathlib.Path, dict]:
   """`num_tasks` verified long-horizon tasks (both splits) minus the train-split ones in `exclude`."""
-  from rl.tasks import format as task_format
   from rl.tasks.long_horizon import LongSettings, bug_identity, generate_long
   from rl.tasks.long_horizon.source import long_settings
 
@@ -111,17 +118,7 @@ def build_long_corpus(workdir: pathlib.Path, num_tasks: int, seed: int, exclude:
   settings = LongSettings(**{**vars(experiment), "num_tasks": num_tasks, "seed": 1000 + seed, "stable_runs": 1})
   result = generate_long(workdir / "generated_long", settings, log=lambda s: print(s, flush=True))
   root = workdir / "corpus_long"
-  if root.exists():
-    shutil.rmtree(root)
-  root.mkdir(parents=True)
-  kept, excluded = [], 0
-  for task in result.tasks:
-    if task.split == "train" and bug_identity(task) in exclude:
-      excluded += 1
-      continue
-    shutil.copytree(task.dir, root / task.dir.name, symlinks=True)
-    kept.append(task)
-  task_format.write_manifest(root)
+  kept, excluded = _copy_corpus(result.tasks, root, exclude, bug_identity)
   info = {"family": "long", "generated": len(result.tasks), "excluded_experiment_bugs": excluded,
           "train": sum(t.split == "train" for t in kept), "heldout": sum(t.split == "heldout" for t in kept),
           "by_depth": result.info["by_depth"], "seed": settings.seed}
