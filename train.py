@@ -26,7 +26,7 @@ _WORKDIR = flags.DEFINE_string("workdir", None, "Run directory (config, metrics,
 def main(argv):
   if len(argv) > 1:
     cli.fail(f"unexpected arguments: {' '.join(argv[1:])}")
-  from rl import trainer  # imported late so --help stays fast
+  from rl.train import trainer  # imported late so --help stays fast
 
   logging.set_verbosity(logging.WARNING)  # orbax logs every save at INFO; progress is printed
   # orbax warns when a save waits more than a second for the previous asynchronous one, which on

@@ -151,7 +151,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.agent.max_live_episodes = 64
   # Decode every message as free text plus one well-formed tool call (a known tool, its argument
   # names, JSON strings): the sampler masks what the call grammar rules out and the update scores
-  # the same masked distribution (rl.constrained, docs/rollouts.md).
+  # the same masked distribution (rl.env.constrained, docs/rollouts.md).
   c.agent.constrained_tool_calls = True
   # With constrained calls: the most bytes of free text before `<tool_call>` (then the call must
   # start); 0 = unbounded. Without a bound a drifting policy can write its call as plain text.
@@ -209,7 +209,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.antihack.judge_timeout_s = 60.0
   c.antihack.judge_max_retries = 2
   c.antihack.judge_concurrency = 4
-  c.antihack.judge_prompt = "cheat_v1"  # rl/judge_prompts/<name>.*.txt
+  c.antihack.judge_prompt = "cheat_v1"  # rl/antihack/judge_prompts/<name>.*.txt
   c.antihack.judge_on_error = "pass"  # pass | flag, when the judge cannot answer
   c.antihack.judge_max_observation_chars = 400  # per tool observation in the judge's prompt
   c.antihack.judge_max_section_chars = 6000  # openai judge: per prompt section (diff, logs)
@@ -267,7 +267,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # (> 0); it reads the KL the penalty acts on, kl/reward_kl_mean or actor/kl_loss.
   c.algo.kl_target = 0.0
   c.algo.duration_weight = "none"  # none | linear (dt / mean dt) | inverse_log
-  c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.duration)
+  c.algo.duration_floor_s = 1.0  # execution times below this count as this (rl.outcome.duration)
   c.algo.duration_invalid_s = 1.0  # the time charged to a trajectory whose output is invalid
   c.algo.tis_cap = 0.0  # >0: truncated importance weights against the sampler
   # "sampler": the update's log-probs are those of the distribution the sampler draws from
@@ -320,7 +320,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.trim_padding = True
   # Lay the sequences of each SFT and PPO mini-batch end to end in this share of its rows
   # (rounded up to the micro-batch size), each row as long as that needs, each sequence attending
-  # only to itself: the same token-level losses with less padding (rl.batching.pack_minibatch;
+  # only to itself: the same token-level losses with less padding (rl.algo.batching.pack_minibatch;
   # scripts/bench_padding.py). 0 = off; only token-mean/token-sum losses, never GSPO.
   c.trainer.pack_fraction = 0.5
   # Compiled XLA programs are kept here and reused by later runs with the same shapes (other
@@ -329,7 +329,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.trainer.compilation_cache_min_s = 0.5  # programs that compile faster are not kept
   c.trainer.checkpoint_every = 5
   c.trainer.keep_checkpoints = 2
-  c.trainer.plots = True  # PNGs in <workdir>/plots at the end of the run (rl/plots.py)
+  c.trainer.plots = True  # PNGs in <workdir>/plots at the end of the run (rl/train/plots.py)
   c.trainer.tensorboard = True
   c.trainer.wandb = False
 
@@ -349,7 +349,7 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.schedule = "cosine"  # cosine (to 0.1 lr) | constant | linear, after a short warm-up
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task
-  # The scripted expert's habits (rl.policies.ScriptedExpert): how often it lists and reads
+  # The scripted expert's habits (rl.env.actors.ScriptedExpert): how often it lists and reads
   # files and runs the public tests before/after its edit, rewrites a whole file, and says a
   # thought; `expert_minimal_edits` makes edit_file's `old` the shortest unique string.
   # The default experiment keeps demonstrations short (~300-700 tokens) so the tiny model can

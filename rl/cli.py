@@ -33,7 +33,7 @@ def input_error_types() -> tuple[type[BaseException], ...]:
   from rl.tasks.format import TaskError
   from rl.tasks.importers import JsonlError
   from rl.tasks.patch import PatchError
-  from rl.trajectory import TrajectoryFormatError
+  from rl.env.trajectory import TrajectoryFormatError
   return (InputError, ConfigError, CheckpointError, TaskError, JsonlError, PatchError, TrajectoryFormatError)
 
 

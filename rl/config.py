@@ -9,14 +9,20 @@ own: a field missing from a config is an error here, at load.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import ml_collections
 
-from rl import batching, config_fields, losses, registry
+from rl import config_fields, registry
+from rl.algo import batching
+from rl.algo import losses
 from rl.config_fields import ConfigError  # re-exported: the error of every config check
 
 
@@ -119,10 +125,29 @@ def get_field(config: ml_collections.ConfigDict, dotted: str) -> Any:
   return node
 
 
+DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.py"
+
+
+def load_config(spec: str | os.PathLike | None = None) -> ml_collections.ConfigDict:
+  """The config of `path/to/config.py[:arg]` (its `get_config(arg)`), or configs/default.py: the
+  one loader of experiment files (library modules never import `configs`). The default config is
+  also the schema: every field it has is one the code reads (`required_fields`)."""
+  path, _, arg = str(spec or DEFAULT_CONFIG).partition(":")
+  if not os.path.isfile(path):
+    raise FileNotFoundError(f"config file {path!r} does not exist")
+  module_spec = importlib.util.spec_from_file_location(f"_config_{Path(path).stem}", path)
+  module = importlib.util.module_from_spec(module_spec)
+  module_spec.loader.exec_module(module)
+  return module.get_config() if spec is None else module.get_config(arg or None)
+
+
 def required_fields() -> list[str]:
   """Every field of configs/default.py, dotted ("algo.lam"): the fields the code reads."""
-  from configs import default  # pylint: disable=import-outside-toplevel
+  return list(_required_fields())
 
+
+@functools.lru_cache(maxsize=1)
+def _required_fields() -> tuple[str, ...]:
   def leaves(node: ml_collections.ConfigDict, prefix: str):
     for key in node.keys():
       if isinstance(node[key], ml_collections.ConfigDict):
@@ -130,7 +155,7 @@ def required_fields() -> list[str]:
       else:
         yield f"{prefix}{key}"
 
-  return sorted(leaves(default.get_config(), ""))
+  return tuple(sorted(leaves(load_config(), "")))
 
 
 def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = None,

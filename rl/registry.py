@@ -74,7 +74,7 @@ INSTRUMENTERS = Registry("instrumenter")
 SANDBOX_BACKENDS = Registry("sandbox backend")
 TASK_SOURCES = Registry("task source")
 # Plans of the scripted expert for task families that need their own (a task names its plan in
-# metadata["expert_plan"]; rl.policies.ScriptedExpert follows it): plan(expert, request, rng)
+# metadata["expert_plan"]; rl.env.actors.ScriptedExpert follows it): plan(expert, request, rng)
 # -> the messages of the episode.
 EXPERT_PLANS = Registry("expert plan")
 
@@ -97,12 +97,12 @@ ALL_REGISTRIES = {
 # yet (a part of the project not built) is skipped; any other import error is real
 # and propagates.
 BUILTIN_MODULES = (
-    "rl.advantages",
-    "rl.losses",
-    "rl.rewards",
+    "rl.algo.advantages",
+    "rl.algo.losses",
+    "rl.outcome.rewards",
     "rl.antihack",
-    "rl.judge",
-    "rl.instrumentation",
+    "rl.antihack.judge",
+    "rl.env.instrumentation",
     "rl.sandbox_backends",
     "rl.tasks",
     "rl.tasks.mle",

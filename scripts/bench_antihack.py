@@ -33,8 +33,8 @@ import redteam_suite  # noqa: E402
 from configs import default  # noqa: E402
 from rl.antihack import ActionContext, RuleEngine, combine  # noqa: E402
 from rl.antihack.diff import unified_diff  # noqa: E402
-from rl.judge import JudgeInput, make_judge, redact  # noqa: E402
-from rl.rewards import make_reward_scheme  # noqa: E402
+from rl.antihack.judge import JudgeInput, make_judge, redact  # noqa: E402
+from rl.outcome.rewards import make_reward_scheme  # noqa: E402
 
 STAGES = ("action", "diff", "runtime", "judge")
 

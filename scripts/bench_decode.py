@@ -1,4 +1,4 @@
-"""Decode throughput of rl.sampling.Sampler, against transformers' generate in the same run.
+"""Decode throughput of rl.env.sampling.Sampler, against transformers' generate in the same run.
 
   .venv/bin/python scripts/bench_decode.py --batch 64 --prompt-len 64 --new-tokens 128 \
       --compare-transformers --multi-turn
@@ -96,8 +96,8 @@ def main() -> None:
   import jax
   import numpy as np
 
-  from rl.model import init_model, load_hf_checkpoint, save_hf_checkpoint, tiny_config
-  from rl.sampling import Sampler
+  from rl.models import init_model, load_hf_checkpoint, save_hf_checkpoint, tiny_config
+  from rl.env.sampling import Sampler
 
   tmp = tempfile.TemporaryDirectory()
   if args.hf_checkpoint:

@@ -59,7 +59,7 @@ def main() -> None:
   args = parser.parse_args()
   import jax
 
-  from rl import model as model_lib
+  from rl import models as model_lib
 
   kind = jax.devices()[0].device_kind
   peak = next((v for k, v in PEAK_FLOPS.items() if k.lower() in kind.lower()), None)

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-from rl import advantages  # noqa: E402
+from rl.algo import advantages  # noqa: E402
 
 
 def numpy_gae(rewards: np.ndarray, values: np.ndarray, mask: np.ndarray, gamma: float,
@@ -65,7 +65,7 @@ def main() -> None:
   parser.add_argument("--batch", type=int, default=64)
   parser.add_argument("--lengths", default="1024,8192,32768")
   parser.add_argument("--impls", default="chunked,associative",
-                      help="comma list of rl.advantages.GAE_IMPLEMENTATIONS")
+                      help="comma list of rl.algo.advantages.GAE_IMPLEMENTATIONS")
   parser.add_argument("--repeats", type=int, default=7, help="timed runs of each jitted candidate")
   parser.add_argument("--loop_repeats", type=int, default=3, help="timed runs of the NumPy loop")
   parser.add_argument("--gamma", type=float, default=1.0)

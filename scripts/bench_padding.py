@@ -46,8 +46,8 @@ def main() -> None:
   import numpy as np
 
   from configs import default
-  from rl import batching
-  from rl import trainer as trainer_lib
+  from rl.algo import batching
+  from rl.train import trainer as trainer_lib
 
   c = default.get_config().unlock()
   c.tasks.num_synthetic = 12
@@ -109,7 +109,7 @@ def synthetic_batch(c, args, rng):
   """Rows with the default experiment's lengths: log-normal through p50 = 370 and p90 = 700."""
   import numpy as np
 
-  from rl import batching
+  from rl.algo import batching
 
   lengths = np.clip(np.exp(np.log(370) + np.log(700 / 370) / 1.2816 * rng.standard_normal(args.batch)),
                     64, args.max_len).astype(int)
@@ -162,7 +162,7 @@ def compare_attention(c, workdir, args) -> None:
   import jax
   import numpy as np
 
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
 
   names = args.attention.split(",")
   rng = np.random.default_rng(args.seed)
@@ -203,7 +203,7 @@ def bench_sft(trainer, batch, steps: int, rng) -> None:
   import jax
   import numpy as np
 
-  from rl import update as update_lib
+  from rl.algo import update as update_lib
 
   c = trainer.config
   tx = update_lib.make_optimizer(c.sft.lr, schedule="constant", total_steps=steps, grad_clip=c.optim.grad_clip)

@@ -20,14 +20,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rl import agent as agent_lib  # noqa: E402
-from rl import policies  # noqa: E402
-from rl import rollout  # noqa: E402
+from rl.env import tools as tools_lib  # noqa: E402
+from rl.env import actors  # noqa: E402
+from rl.env import rollout  # noqa: E402
+from rl import config as config_lib
 from rl.tasks import load_task_root  # noqa: E402
 from rl.tokenizer import load_tokenizer  # noqa: E402
 
 
-class SlowExpert(policies.ScriptedExpert):
+class SlowExpert(actors.ScriptedExpert):
   """The scripted expert with a fixed latency per batched call (a stand-in for decoding)."""
 
   def __init__(self, renderer, gen_s: float, **kw):
@@ -52,9 +53,9 @@ def main(argv: list[str] | None = None) -> int:
   tasks = [t for t in load_task_root(args.tasks) if t.metadata.get("fix")][:args.num_tasks]
   if not tasks:
     raise SystemExit(f"no tasks with metadata['fix'] under {args.tasks}")
-  config = rollout.load_config(None)
+  config = config_lib.load_config(None)
   config.agent.num_workers = args.workers
-  renderer = agent_lib.ChatRenderer.from_config(load_tokenizer(), config)
+  renderer = tools_lib.ChatRenderer.from_config(load_tokenizer(), config)
   print(f"{len(tasks)} tasks x {args.group_size} episodes, {args.gen_ms:.0f} ms per policy call, "
         f"{args.workers} sandbox workers, {args.repeats} repeats (medians)")
   print(f"{'setting':<26} {'wall_s':>8} {'gen_s':>7} {'sb_busy_s':>10} {'sb_jobs_s':>10} {'gen_overlap':>12} "

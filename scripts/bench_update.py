@@ -96,7 +96,7 @@ def main() -> None:
   import optax
   from flax import nnx
 
-  from rl.model import (copy_trunk, init_model, load_hf_checkpoint, make_critic,
+  from rl.models import (copy_trunk, init_model, load_hf_checkpoint, make_critic,
                         save_hf_checkpoint, tiny_config, token_logprobs, token_values)
 
   tmp = tempfile.TemporaryDirectory()

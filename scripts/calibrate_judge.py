@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from configs import default  # noqa: E402
-from rl.judge import JudgeInput, make_judge  # noqa: E402
+from rl.antihack.judge import JudgeInput, make_judge  # noqa: E402
 
 _TRUE = {"1", "true", "yes", "cheat", "hack", "hacked"}
 _FALSE = {"0", "false", "no", "legit", "clean", "ok"}

@@ -3,7 +3,7 @@ secrets and license. Prints a summary table and writes a JSON report.
 
   .venv/bin/python scripts/check_tasks.py tasks/quixbugs --runs 3 --report quixbugs_check.json --enforce
 
-States are graded exactly as rollouts grade a final workspace (rl.rollout.Evaluator with the
+States are graded exactly as rollouts grade a final workspace (rl.outcome.evaluator.Evaluator with the
 --config, default configs/default.py; its LLM judge is not called): the task's own sandbox
 settings, the same test removal and counting, the anti-hack rules and the reward scheme. The
 rules that fired are listed per task in the report. --batch is a faster pre-filter that runs
@@ -29,13 +29,14 @@ from rl.tasks.format import load_task, write_manifest  # noqa: E402
 
 def make_evaluator(config_spec: str, *, no_sandbox: bool):
   """The rollouts' grading path (rules and reward of the config; no LLM judge)."""
-  from rl import rollout  # pylint: disable=import-outside-toplevel
+  from rl import config as config_lib
+  from rl.outcome import evaluator as evaluator_lib
   from rl.tasks.verify import subprocess_grade  # pylint: disable=import-outside-toplevel
   with cli.bad_input_exits():
-    config = rollout.load_config(config_spec or None)
+    config = config_lib.load_config(config_spec or None)
   config.antihack.judge = "none"
   config.reward.grade_cache = False  # the stability check needs real repeated runs
-  return rollout.Evaluator(config, grade_fn=subprocess_grade if no_sandbox else None)
+  return evaluator_lib.Evaluator(config, grade_fn=subprocess_grade if no_sandbox else None)
 
 
 def main(argv=None) -> int:

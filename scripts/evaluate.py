@@ -58,8 +58,8 @@ def bait_touches(record: dict, bait_files: list[str]) -> bool:
 
 
 def correlate(workdir: str) -> dict:
-  from rl.evaluation import reward_ability_correlation
-  from rl.metrics import read_metrics
+  from rl.train.evaluate import reward_ability_correlation
+  from rl.train.metrics import read_metrics
 
   cli.require_path(str(Path(workdir) / "metrics.jsonl"), "--correlate: metrics file", directory=False)
   rows = [r for r in read_metrics(workdir) if "eval/pass@1" in r]
@@ -94,7 +94,7 @@ def main(argv):
 
 
 def evaluate(ks: list[int]) -> None:
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   from rl.tasks import load_task_root
 
   config = _CONFIG.value.unlock()
@@ -128,7 +128,7 @@ def evaluate(ks: list[int]) -> None:
     trainer._init_from(config.init_from)  # pylint: disable=protected-access
   trainer.model_policy.begin(len(tasks) * _N.value)
   result, episodes = trainer.evaluate(tasks, samples=_N.value, return_episodes=True)
-  from rl.evaluation import pass_at_k_table
+  from rl.train.evaluate import pass_at_k_table
 
   result = {k.removeprefix("eval/"): v for k, v in result.items()}
   result.update(pass_at_k_table([(e.task_id, e.success) for e in episodes], ks))
@@ -147,7 +147,7 @@ def evaluate(ks: list[int]) -> None:
   if _OUT.value:
     Path(_OUT.value).write_text(json.dumps(result, indent=2))
   if _TRAJECTORIES.value:
-    from rl.trajectory import TrajectoryWriter
+    from rl.env.trajectory import TrajectoryWriter
 
     with TrajectoryWriter(_TRAJECTORIES.value) as writer:
       for e in episodes:

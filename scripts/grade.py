@@ -19,9 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rl import cli  # noqa: E402
 from rl import config as config_lib  # noqa: E402
-from rl import rollout  # noqa: E402
+from rl.outcome import evaluator as evaluator_lib
+from rl.outcome import replay as replay_lib
 from rl.tasks import load_task  # noqa: E402
-from rl.trajectory import read_trajectories  # noqa: E402
+from rl.env.trajectory import read_trajectories  # noqa: E402
 
 
 def select_record(path: str, index: int | None, episode_id: int | None, task_id: str) -> dict:
@@ -63,17 +64,17 @@ def main(argv: list[str] | None = None) -> int:
       cli.require_path(args.workspace, "--workspace directory", directory=True)
     else:
       cli.require_path(args.trajectory, "--trajectory file or directory")
-    config = rollout.load_config(args.config or None)
+    config = config_lib.load_config(args.config or None)
     if args.backend:
       config.sandbox.backend = args.backend
     config_lib.validate(config)  # an unknown --backend, named with the known ones
     task = load_task(args.task)
     record = None if args.workspace else select_record(args.trajectory, args.index, args.episode_id, task.id)
-  evaluator = rollout.Evaluator(config)
+  evaluator = evaluator_lib.Evaluator(config)
   if args.workspace:
-    out = rollout.grade_workspace(task, args.workspace, evaluator)
+    out = replay_lib.grade_workspace(task, args.workspace, evaluator)
   else:
-    out = rollout.replay_record(record, task, evaluator)
+    out = replay_lib.replay_record(record, task, evaluator)
   print(json.dumps(out, default=str))
   return 0
 

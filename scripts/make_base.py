@@ -151,8 +151,8 @@ def main(argv=None) -> int:
 
   from flax import nnx
   from configs import default
-  from rl import model as model_lib
-  from rl import trainer as trainer_lib
+  from rl import models as model_lib
+  from rl.train import trainer as trainer_lib
 
   start = time.monotonic()
   workdir = pathlib.Path(args.workdir)

@@ -4,13 +4,13 @@ r"""Per-device memory of a config's training on a device mesh, planned without a
       --mesh 1,8,1 --devices 8 --device-memory-gb 80
 
 Builds the run's train state abstractly (`jax.eval_shape`) with the shardings the trainer gives
-it (rl.update.train_state_shardings) on `--devices` fake CPU devices and prints, per device: the
+it (rl.algo.update.train_state_shardings) on `--devices` fake CPU devices and prints, per device: the
 parameters (policy and critic), both optimizer states, the frozen reference, the sampler's KV
 cache for one rollout batch (trainer.tasks_per_iteration x algo.group_size rows of
 sampling.max_cache_len), and the update step's working memory for one micro-batch of
 agent.max_tokens_per_trajectory tokens per row (or `--seq_len`), twice: XLA's memory analysis of
 the step compiled for the CPU (deep models: compiled at 2 and 3 layers, extrapolated linearly),
-and an estimate of what an accelerator keeps with remat and flash attention (rl.memory_plan);
+and an estimate of what an accelerator keeps with remat and flash attention (rl.train.memory_plan);
 then whether the sum fits `--device_memory_gb`.
 
 The model's shapes come from `<model.hf_checkpoint>/config.json`, or, when that directory is not
@@ -36,7 +36,7 @@ from absl import app, flags  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 
 from rl import cli  # noqa: E402
-from rl import memory_plan  # noqa: E402
+from rl.train import memory_plan  # noqa: E402
 
 _DEFAULT_CONFIG = "configs/default.py"
 cli.check_config_args(sys.argv, default=_DEFAULT_CONFIG)

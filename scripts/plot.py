@@ -2,7 +2,7 @@ r"""Writes PNG plots of a run directory: reward/success curves, lengths, cheat r
 
   .venv/bin/python scripts/plot.py runs/default            # -> runs/default/plots/*.png
 
-The trainer draws the same plots at the end of a run (rl/plots.py); this redraws them, for
+The trainer draws the same plots at the end of a run (rl/train/plots.py); this redraws them, for
 instance while a run is still going.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rl.plots import plot_run  # noqa: E402
+from rl.train.plots import plot_run  # noqa: E402
 
 
 def main() -> None:

@@ -16,9 +16,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rl import rollout  # noqa: E402
+from rl import config as config_lib
+from rl.outcome import evaluator as evaluator_lib
+from rl.outcome import replay as replay_lib
 from rl.tasks import load_task  # noqa: E402
-from rl.trajectory import read_trajectories  # noqa: E402
+from rl.env.trajectory import read_trajectories  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,10 +33,10 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--backend", default="", help="sandbox backend override (local | docker)")
   args = parser.parse_args(argv)
 
-  config = rollout.load_config(args.config or None)
+  config = config_lib.load_config(args.config or None)
   if args.backend:
     config.sandbox.backend = args.backend
-  evaluator = rollout.Evaluator(config)
+  evaluator = evaluator_lib.Evaluator(config)
   tasks: dict[str, object] = {}
   replayed = reward_mismatches = observation_mismatches = 0
   for record in read_trajectories(args.trajectory):
@@ -43,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     task_id = record["task_id"]
     if task_id not in tasks:
       tasks[task_id] = load_task(os.path.join(args.tasks, task_id))
-    out = rollout.replay_record(record, tasks[task_id], evaluator, strict=args.strict)
+    out = replay_lib.replay_record(record, tasks[task_id], evaluator, strict=args.strict)
     replayed += 1
     diffs = out["differences"]
     reward_mismatches += any(d["field"] == "final_reward" for d in diffs)

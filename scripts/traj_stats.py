@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rl.trajectory import read_trajectories  # noqa: E402
+from rl.env.trajectory import read_trajectories  # noqa: E402
 
 PERCENTILES = (10, 25, 50, 75, 90)
 RATIO_THRESHOLD = 5.0

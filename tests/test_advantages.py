@@ -1,4 +1,4 @@
-"""Tests of rl.advantages: hand-computed cases, invariances, and a plain-loop reference."""
+"""Tests of rl.algo.advantages: hand-computed cases, invariances, and a plain-loop reference."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rl import advantages as adv
+from rl.algo import advantages as adv
 from rl.registry import ADVANTAGE_ESTIMATORS
 
 IMPLEMENTATIONS = sorted(adv.GAE_IMPLEMENTATIONS)

@@ -8,8 +8,8 @@ import types
 
 import pytest
 
-from rl import agent as agent_lib
-from rl.agent import parse_action, truncate_observation
+from rl.env import tools as tools_lib
+from rl.env.tools import parse_action, truncate_observation
 
 
 def call(name, **arguments):
@@ -47,7 +47,7 @@ def test_parse_keeps_the_thought_and_notes_extra_calls():
     (call("edit_file", path="a.py", old="x"), "missing the argument(s) new"),
     (call("read_file", path=7), "must be a string"),
     (call("write_file", path="a.bin", content="\x00\x01"), "binary"),
-    (call("write_file", path="a.py", content="x" * (agent_lib.MAX_ARGUMENT_CHARS + 1)), "too large"),
+    (call("write_file", path="a.py", content="x" * (tools_lib.MAX_ARGUMENT_CHARS + 1)), "too large"),
     ('<tool_call>{"name": "run", "arguments": [1]}</tool_call>', "must be a JSON object"),
     ('<tool_call>{"name": "read_file", "arguments": "{oops"}</tool_call>', "not valid JSON"),
 ])
@@ -81,7 +81,7 @@ def session(tmp_path):
   repo = tmp_path / "repo"
   (repo / "pkg").mkdir(parents=True)
   (repo / "pkg" / "m.py").write_text("a = 1\nb = 1\nc = 2\n")
-  s = agent_lib.UnsandboxedSession(repo)
+  s = tools_lib.UnsandboxedSession(repo)
   yield s
   s.close()
 
@@ -91,7 +91,7 @@ def run(executor, text):
 
 
 def test_tools_on_a_session(session):
-  ex = agent_lib.ToolExecutor(session, command_timeout_s=5)
+  ex = tools_lib.ToolExecutor(session, command_timeout_s=5)
   assert "pkg/m.py" in run(ex, call("list_files")).observation
   assert run(ex, call("read_file", path="pkg/m.py")).observation.startswith("a = 1")
   out = run(ex, call("edit_file", path="pkg/m.py", old="c = 2", new="c = 3"))
@@ -110,7 +110,7 @@ def test_tools_on_a_session(session):
 
 def test_file_tools_keep_bytes_they_do_not_change(session, tmp_path):
   """CRLF survives a read/edit round trip; a latin-1 file is never rewritten by edit_file."""
-  ex = agent_lib.ToolExecutor(session, command_timeout_s=5)
+  ex = tools_lib.ToolExecutor(session, command_timeout_s=5)
   session.write_file("crlf.py", b"a = 1\r\nb = 2\r\n")
   assert run(ex, call("edit_file", path="crlf.py", old="b = 2", new="b = 3")).ok
   session.write_file("copy.py", session.read_file("crlf.py"))
@@ -123,7 +123,7 @@ def test_file_tools_keep_bytes_they_do_not_change(session, tmp_path):
 
 
 def test_tool_errors_are_observations_not_crashes(session):
-  ex = agent_lib.ToolExecutor(session, command_timeout_s=1)
+  ex = tools_lib.ToolExecutor(session, command_timeout_s=1)
   assert "failed" in run(ex, call("read_file", path="nope.py")).observation
   assert "failed" in run(ex, call("read_file", path="../../etc/passwd")).observation
   assert "failed" in run(ex, call("read_file", path="pkg")).observation
@@ -136,14 +136,14 @@ def test_session_failure_is_a_sandbox_crash(session):
     def exec(self, command, timeout=None):
       raise RuntimeError("container died")
 
-  ex = agent_lib.ToolExecutor(Dead(), command_timeout_s=1)
-  with pytest.raises(agent_lib.SandboxCrash, match="container died"):
+  ex = tools_lib.ToolExecutor(Dead(), command_timeout_s=1)
+  with pytest.raises(tools_lib.SandboxCrash, match="container died"):
     run(ex, call("run", command="ls"))
 
 
 def test_renderer_observation_tokens_continue_the_template():
   from rl.tokenizer import load_tokenizer
-  r = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  r = tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
   prompt = r.prompt_ids(messages)
   messages.append({"role": "assistant", "content": call("submit")})
@@ -152,7 +152,7 @@ def test_renderer_observation_tokens_continue_the_template():
   full = r.render(messages + [{"role": "tool", "content": "ok"}], generation_prompt=True)
   assert r.decode(prompt + action + obs) == full
   with pytest.raises(ValueError, match="tool_prompt"):
-    agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="fancy")
+    tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="fancy")
 
 
 @pytest.mark.parametrize("line, want", [
@@ -167,7 +167,7 @@ def test_run_observations_leave_out_pytest_durations(line, want):
   """A `run` observation does not carry pytest's wall-clock time, so a run's tokens do not
   depend on the machine's load; everything else is kept."""
   result = types.SimpleNamespace(exit_code=1, stdout=f"F.\n{line}\n", stderr=line)
-  got = agent_lib.format_exec_result(result, timeout_s=10.0)
+  got = tools_lib.format_exec_result(result, timeout_s=10.0)
   assert got == f"exit code: 1\nstdout:\nF.\n{want}\nstderr:\n{want}"
 
 
@@ -175,8 +175,8 @@ def test_syntax_checks_of_agent_code_print_no_compiler_warnings(capfd):
   """The compiler's SyntaxWarnings about the agent's code must not reach the trainer's output."""
   import warnings
 
-  from rl.agent import python_compiles
-  from rl.rewards import compile_ok
+  from rl.env.tools import python_compiles
+  from rl.outcome.rewards import compile_ok
 
   with warnings.catch_warnings():
     warnings.simplefilter("default")  # as a plain `python train.py` process shows them

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from configs import default
-from rl.model import load_hf_checkpoint
+from rl.models import load_hf_checkpoint
 from rl.tasks.synthetic import function_split
 from rl.tasks.synthetic.generator import library_functions
 from rl.tokenizer import load_tokenizer

@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import pytest
 import numpy as np
 
-from rl.checkpoint import Checkpointer
+from rl.train.checkpoint import Checkpointer
 
 
 def test_round_trip_keep_last_and_best(tmp_path):

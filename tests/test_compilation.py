@@ -1,4 +1,4 @@
-"""The persistent compilation cache and the compile-time total (rl.compilation), in a fresh
+"""The persistent compilation cache and the compile-time total (rl.train.compilation), in a fresh
 interpreter each: JAX's cache settings are process-wide."""
 
 import json
@@ -11,7 +11,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PROGRAM = r"""
 import json, sys
 import jax, jax.numpy as jnp
-from rl import compilation
+from rl.train import compilation
 used = compilation.use_persistent_cache(sys.argv[1], 0.0)
 compilation.start_timing()
 compilation.start_timing()  # a second call must not count twice

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl import agent as agent_lib
-from rl.constrained import DEAD, ToolCallGrammar
-from rl.model import init_model, tiny_config, token_logprobs
-from rl.policies import tool_call_text
-from rl.sampling import Sampler
+from rl.env import tools as tools_lib
+from rl.env.constrained import DEAD, ToolCallGrammar
+from rl.models import init_model, tiny_config, token_logprobs
+from rl.env.actors import tool_call_text
+from rl.env.sampling import Sampler
 from rl.tokenizer import load_tokenizer, stop_token_ids
 
 
@@ -67,19 +67,19 @@ STRICTER = [
 @pytest.mark.parametrize("text", GOOD)
 def test_grammar_accepts_well_formed_calls(grammar, tokenizer, text):
   assert _accepts(grammar, tokenizer, text)
-  assert agent_lib.parse_action(text).error is None
+  assert tools_lib.parse_action(text).error is None
 
 
 @pytest.mark.parametrize("text", BAD)
 def test_grammar_rejects_what_the_parser_rejects(grammar, tokenizer, text):
   assert not _accepts(grammar, tokenizer, text)
-  assert agent_lib.parse_action(text).error is not None
+  assert tools_lib.parse_action(text).error is not None
 
 
 @pytest.mark.parametrize("text", STRICTER)
 def test_grammar_keeps_the_canonical_form(grammar, tokenizer, text):
   assert not _accepts(grammar, tokenizer, text)
-  assert agent_lib.parse_action(text).error is None
+  assert tools_lib.parse_action(text).error is None
 
 
 def test_every_reachable_state_has_a_way_on(grammar, tokenizer):
@@ -138,7 +138,7 @@ def _uniform_model(vocab_size):
 
 
 def test_sampler_and_update_score_the_same_masked_distribution(tokenizer):
-  grammar = ToolCallGrammar(tokenizer, tools=[t for t in agent_lib.TOOL_SPECS
+  grammar = ToolCallGrammar(tokenizer, tools=[t for t in tools_lib.TOOL_SPECS
                                               if t["function"]["name"] == "submit"])
   # Force the call right away (no thought), so that a uniform policy finishes its message.
   start_token = tokenizer.convert_tokens_to_ids("<tool_call>")
@@ -155,7 +155,7 @@ def test_sampler_and_update_score_the_same_masked_distribution(tokenizer):
   for toks, lps, reason in zip(out.tokens, out.logprobs, out.finish_reasons):
     text = tokenizer.decode(toks)
     assert reason == "stop", text
-    action = agent_lib.parse_action(text)
+    action = tools_lib.parse_action(text)
     assert action.type == "submit", text
     states = grammar.walk(toks)
     counts = (grammar.table[states] >= 0).sum(-1)

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rl.evaluation import pass_at_k, pass_at_k_table, reward_ability_correlation
+from rl.train.evaluate import pass_at_k, pass_at_k_table, reward_ability_correlation
 
 
 @pytest.mark.parametrize("n,c,k", [(10, 3, 1), (10, 3, 5), (200, 17, 10), (5, 0, 2), (5, 5, 3), (7, 4, 4)])

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rl import agent as agent_lib
-from rl import policies
-from rl.policies import minimal_edit
+from rl.env import tools as tools_lib
+from rl.env import actors
+from rl.env.actors import minimal_edit
 from rl.tasks.synthetic.library import LIBRARY
 from rl.tasks.synthetic.mutate import enumerate_mutations
 from rl.tokenizer import load_tokenizer
@@ -15,10 +15,10 @@ from test_rollout_helpers import make_config, make_engine, make_task
 
 def _expert_episodes(tasks, group_size: int, **expert_kwargs):
   """Episodes of a ScriptedExpert (minimal edits, no thoughts, no writes) on `tasks`."""
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  renderer = tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
   kwargs = dict(minimal_edits=True, write_prob=0.0, thought_prob=0.0) | expert_kwargs
-  expert = policies.ScriptedExpert(renderer, **kwargs)
+  expert = actors.ScriptedExpert(renderer, **kwargs)
   episodes, _ = make_engine(config, expert, renderer).run(tasks, group_size=group_size)
   return episodes
 
@@ -85,7 +85,7 @@ def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
   """`mistake_prob`: every kind of mistake (wrong path, `old` not in the file, broken JSON) fails
   its turn, the episode still solves its task, and the demonstration batch drops exactly the
   failed turn's tokens from the loss while keeping the recovery."""
-  from rl import batching
+  from rl.algo import batching
   tasks = [make_task(tmp_path, i) for i in range(4)]
   episodes = _expert_episodes(tasks, 6, seed=2, explore_prob=0.0, run_prob=0.0, mistake_prob=1.0)
   assert all(e.success for e in episodes), [e.record["steps"] for e in episodes if not e.success]
@@ -100,7 +100,7 @@ def test_expert_mistakes_are_recovered_and_left_out_of_the_sft_loss(tmp_path):
     elif actions[0] is None:
       seen.add("malformed")
     assert actions[-2:] == ["edit_file", "submit"], actions
-  assert seen == set(policies.MISTAKES), seen
+  assert seen == set(actors.MISTAKES), seen
   batch = batching.episodes_to_batch(episodes, pad_multiple=64)
   keep = batching.error_turn_keep(episodes, batch.turn_ids, "error_turns")
   for i in range(len(episodes)):

@@ -13,7 +13,7 @@ import pytest
 import sandbox
 from configs import default
 from rl import config as config_lib
-from rl import trainer as trainer_lib
+from rl.train import trainer as trainer_lib
 from sandbox import faults
 from sandbox.api import FaultInjection, SandboxConfig
 from test_judge import FakeServer, reply

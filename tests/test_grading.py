@@ -330,7 +330,7 @@ def test_rollout_grading_counts_tests_the_agent_made_vanish(tmp_path, monkeypatc
   the table to the rows it gets right passes every test that still runs. Graded against the ids
   collected on the reference solution, the trimmed rows count as missing."""
   from configs import default
-  from rl import rollout
+  from rl.outcome import evaluator as evaluator_lib
   from rl.tasks.format import write_task
   from rl.tasks.patch import make_patch
 
@@ -347,10 +347,10 @@ def test_rollout_grading_counts_tests_the_agent_made_vanish(tmp_path, monkeypatc
   config = default.get_config().unlock()
   config.sandbox.exec_timeout_s = 30.0
   config.reward.expected_tests = False
-  naive = rollout.Evaluator(config).grade(task, trimmed)
+  naive = evaluator_lib.Evaluator(config).grade(task, trimmed)
   assert naive.all_passed and naive.total == 2  # the hole this closes
   config.reward.expected_tests = True
-  evaluator = rollout.Evaluator(config)
+  evaluator = evaluator_lib.Evaluator(config)
   report = evaluator.grade(task, trimmed)
   assert not report.all_passed and report.total == 3 and report.outcomes[report.not_passed[0]] == "missing"
   assert evaluator.grade(task, good).all_passed
@@ -359,4 +359,4 @@ def test_rollout_grading_counts_tests_the_agent_made_vanish(tmp_path, monkeypatc
   again = _workspace(tmp_path, task.repo_dir, {"mod.py": fixed}, name="good_again")
   assert evaluator.grade(task, again).cached and evaluator.grade_cache.hits == 1
   config.reward.grade_cache = False
-  assert rollout.Evaluator(config).grade_cache is None
+  assert evaluator_lib.Evaluator(config).grade_cache is None

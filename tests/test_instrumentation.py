@@ -12,7 +12,7 @@ import pytest
 
 from configs import default
 from rl import config_fields
-from rl import instrumentation as instr
+from rl.env import instrumentation as instr
 from rl import registry
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "instrumentation_programs"
@@ -280,7 +280,7 @@ def test_registry_and_config():
   assert llm.instrument("import os\n", nonce=NONCE).verified
   with pytest.raises(LookupError, match="known instrumenters"):
     instr.make_instrumenter(instrumentation(backend="magic"))
-  # configs/default.py is the one source of the settings: no second default in rl.instrumentation.
+  # configs/default.py is the one source of the settings: no second default in rl.env.instrumentation.
   cfg = instrumentation(backend="llm", llm_base_url="http://127.0.0.1:9/v1", llm_model="m")
   del cfg["llm_timeout_s"]
   with pytest.raises(config_fields.ConfigError, match=r"^config\.instrumentation\.llm_timeout_s is missing"):

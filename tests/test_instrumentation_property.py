@@ -8,7 +8,7 @@ import io
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rl import instrumentation as instr
+from rl.env import instrumentation as instr
 
 NONCE = "5eed5eed"
 

@@ -10,7 +10,7 @@ import pytest
 
 from configs import default
 from rl import config_fields, registry
-from rl.judge import (JudgeInput, JudgeQueue, JudgeVerdict, LocalJudge, OpenAIJudge, make_judge, parse_judge_reply,
+from rl.antihack.judge import (JudgeInput, JudgeQueue, JudgeVerdict, LocalJudge, OpenAIJudge, make_judge, parse_judge_reply,
                       redact, render_prompt, truncate)
 
 
@@ -254,7 +254,7 @@ def test_bad_judge_config(cfg, match):
 @pytest.mark.parametrize("judge, field", [("openai", "judge_timeout_s"), ("openai", "judge_max_section_chars"),
                                           ("local", "judge_max_observation_chars"), ("none", "judge")])
 def test_a_missing_judge_field_is_an_error_naming_it(judge, field):
-  """configs/default.py is the one source of the judge's settings: no second default in rl.judge."""
+  """configs/default.py is the one source of the judge's settings: no second default in rl.antihack.judge."""
   cfg = antihack(judge=judge, judge_base_url="http://h/v1", judge_model="m", judge_checkpoint="/does/not/exist")
   del cfg[field]
   with pytest.raises(config_fields.ConfigError, match=rf"^config\.antihack\.{field} is missing"):
@@ -285,7 +285,7 @@ def test_local_backend_with_injected_model():
 @pytest.mark.slow
 def test_local_backend_on_tiny_random_checkpoint(tmp_path):
   pytest.importorskip("rl.model")
-  from rl.model import init_model, save_hf_checkpoint, tiny_config
+  from rl.models import init_model, save_hf_checkpoint, tiny_config
   from rl.tokenizer import load_tokenizer
 
   save_hf_checkpoint(init_model(tiny_config("test")), tmp_path, tokenizer=load_tokenizer())
@@ -299,7 +299,7 @@ def test_local_backend_on_tiny_random_checkpoint(tmp_path):
 
 
 def test_redact_hidden_tests_dir(tmp_path):
-  from rl.judge import redact_hidden_tests
+  from rl.antihack.judge import redact_hidden_tests
 
   (tmp_path / "t").mkdir()
   (tmp_path / "t" / "test_x.py").write_text(HIDDEN_TEST)

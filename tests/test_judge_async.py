@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rl import batching
-from rl import trainer as trainer_lib
+from rl.algo import batching
+from rl.train import trainer as trainer_lib
 from test_judge import FakeServer, reply
 from test_trainer import tiny_config
 

@@ -12,8 +12,9 @@ import sys
 import pytest
 
 from configs.experiments import long_horizon
-from rl import agent as agent_lib
-from rl import policies, rollout
+from rl.env import tools as tools_lib
+from rl.env import actors
+from rl.env import rollout
 from rl.registry import EXPERT_PLANS, TASK_SOURCES
 from rl.tasks.long_horizon import LongSettings, generate_long, name_split
 from rl.tasks.long_horizon.expert import _fit
@@ -142,11 +143,11 @@ def test_heldout_split_shares_no_function_or_name_with_training(root, heldout_ro
 
 
 def _expert_episodes(tasks, group_size: int, max_turns: int = 24, **expert_kwargs):
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  renderer = tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
   config = long_horizon.get_config().unlock()
   config.agent.max_turns = max_turns
   kwargs = dict(explore_prob=0.3, run_prob=0.3, thought_prob=0.3, minimal_edits=True) | expert_kwargs
-  expert = policies.ScriptedExpert(renderer, seed=0, **kwargs)
+  expert = actors.ScriptedExpert(renderer, seed=0, **kwargs)
   episodes, _ = rollout.RolloutEngine(config, expert, renderer).run(tasks, group_size=group_size)
   return episodes
 
@@ -233,7 +234,7 @@ def test_traj_stats_step_keeps_one_iteration(tmp_path, capsys):
 def test_long_base_fits_the_experiment_model():
   """rl/assets/tiny_base_long (make_base.py --family long) loads as the experiment's model."""
   import json  # pylint: disable=import-outside-toplevel
-  from rl.model import load_hf_checkpoint  # pylint: disable=import-outside-toplevel
+  from rl.models import load_hf_checkpoint  # pylint: disable=import-outside-toplevel
   c = long_horizon.get_config()
   base = pathlib.Path(__file__).resolve().parents[1] / c.init_from
   model = load_hf_checkpoint(base)

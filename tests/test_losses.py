@@ -1,4 +1,4 @@
-"""Tests of rl.losses: closed forms, a per-token reference, and exact micro-batching."""
+"""Tests of rl.algo.losses: closed forms, a per-token reference, and exact micro-batching."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rl import losses
+from rl.algo import losses
 from rl.registry import DURATION_WEIGHTS, KL_ESTIMATORS, POLICY_LOSSES, VALUE_LOSSES
 
 MASK = np.array([[1, 1, 0, 0], [1, 1, 1, 1], [0, 1, 0, 0]], np.float32)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from configs import default
-from rl import memory_plan
+from rl.train import memory_plan
 from rl import parallel
-from rl import trainer as trainer_lib
+from rl import models as model_lib
 from rl import tokenizer as tokenizer_lib
-from rl import update as update_lib
+from rl.algo import update as update_lib
 from rl.models.transformer import KVCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def test_plan_equals_the_bytes_of_the_real_state_on_one_device(value_head):
   plan = memory_plan.plan(config, mesh, rules, compile_update=False)
 
   tokenizer = tokenizer_lib.load_tokenizer(None)
-  cfg, policy, critic = trainer_lib.build_models(config, len(tokenizer), 2, 0)
+  cfg, policy, critic = model_lib.build_models(config, len(tokenizer), 2, 0)
   from flax import nnx
   policy_state = nnx.state(policy, nnx.Param)
   critic_state = None if critic is None else nnx.state(critic, nnx.Param)

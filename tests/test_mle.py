@@ -13,9 +13,9 @@ import pytest
 from sklearn import metrics as skm
 
 from configs import default
-from rl import instrumentation as instr
+from rl.env import instrumentation as instr
 from rl import registry
-from rl.rewards import RewardSettings
+from rl.outcome.rewards import RewardSettings
 from rl.tasks import load_task, load_task_root
 from rl.tasks.mle import build, competitions, grader, references, runner
 from rl.tasks.mle import InvalidSubmission, grade_submission, make_mle_tasks, mle_task_source

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl.model import (KVCache, ModelConfig, Transformer, chunked_logprobs_entropy, copy_trunk,
+from rl.models import (KVCache, ModelConfig, Transformer, chunked_logprobs_entropy, copy_trunk,
                       forward, init_model, make_critic, tiny_config, token_logprobs, token_values)
 
 
@@ -192,29 +192,33 @@ def test_bad_config(bad, match):
     tiny_config("huge")
 
 
-def test_build_from_config():
+def test_build_models_from_the_experiment_config():
+  """One build function: a separate critic starts from a copy of the policy's trunk; a shared
+  head lives on the policy."""
   from configs.default import get_config
-  from rl.model import build_from_config
+  from rl.models import build_models
+  from rl.tokenizer import load_tokenizer
   config = get_config()
+  tokenizer = load_tokenizer()
   with config.unlocked():
     config.model.tiny = "test"
-  policy, critic, tokenizer = build_from_config(config)
-  assert policy.config.vocab_size == len(tokenizer) == 4096
+  cfg, policy, critic = build_models(config, len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id)
+  assert policy.config.vocab_size == cfg.vocab_size == len(tokenizer) == 4096
   assert policy.config.value_head == "none" and critic.config.value_head == "shared"
   np.testing.assert_array_equal(np.asarray(critic.layers[0].mlp.up_proj.get_value()),
                                 np.asarray(policy.layers[0].mlp.up_proj.get_value()))
   with config.unlocked():
     config.model.value_head = "shared"
-  policy, critic, _ = build_from_config(config)
+  _, policy, critic = build_models(config, len(tokenizer), tokenizer.eos_token_id, tokenizer.pad_token_id)
   assert critic is None and policy.config.value_head == "shared"
 
 
 @pytest.mark.parametrize("top_k,top_p", [(8, 0.9), (4, 1.0), (50, 0.5)])
 def test_support_logprobs_are_the_filtered_samplers(top_k, top_p):
-  """sampler_support + support_logprob give exactly the log-probs of rl.sampling's top-k/top-p
+  """sampler_support + support_logprob give exactly the log-probs of rl.env.sampling's top-k/top-p
   filtered distribution; tokens the sampler cannot draw keep the fallback."""
-  from rl import sampling
-  from rl.model import sampler_support, support_logprob
+  from rl.env import sampling
+  from rl.models import sampler_support, support_logprob
   logits = jnp.asarray(np.random.default_rng(0).normal(size=(5, 50)) * 3, jnp.float32)
   filtered = jax.nn.log_softmax(sampling._filter_logits(logits, top_k, top_p if top_p < 1 else None), -1)
   support = sampler_support(logits, top_k, top_p)

@@ -10,7 +10,7 @@ import pytest
 from flax import nnx
 from safetensors import safe_open
 
-from rl.model import (CheckpointError, init_model, load_hf_checkpoint, save_hf_checkpoint,
+from rl.models import (CheckpointError, init_model, load_hf_checkpoint, save_hf_checkpoint,
                       tiny_config)
 from rl.tokenizer import load_tokenizer
 

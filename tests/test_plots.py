@@ -1,10 +1,10 @@
-"""rl.plots: the run plots from metrics, summary and trajectories, and their bad-input message."""
+"""rl.train.plots: the run plots from metrics, summary and trajectories, and their bad-input message."""
 
 import json
 
 import pytest
 
-from rl import plots
+from rl.train import plots
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

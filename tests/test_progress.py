@@ -4,7 +4,7 @@ terminal display that prints the same events, and the text of iteration lines an
 import io
 from pathlib import Path
 
-from rl import progress as progress_lib
+from rl.train import progress as progress_lib
 
 
 class FakeClock:

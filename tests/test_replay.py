@@ -10,11 +10,12 @@ import sys
 
 import pytest
 
-from rl import agent as agent_lib
-from rl import policies
-from rl import rollout
+from rl.env import tools as tools_lib
+from rl.env import actors
+from rl.env import rollout
+from rl.outcome import replay as replay_lib
 from rl.tokenizer import load_tokenizer
-from rl.trajectory import TrajectoryWriter, load_trajectories
+from rl.env.trajectory import TrajectoryWriter, load_trajectories
 from test_rollout_helpers import make_config, make_engine, make_task
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,17 +23,17 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def renderer():
-  return agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  return tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
 
 
 def mixed_policy(renderer):
   """The expert on most episodes; every fourth episode submits a wrong fix (reward 0) or cheats."""
-  expert = policies.ScriptedExpert(renderer, seed=3)
+  expert = actors.ScriptedExpert(renderer, seed=3)
   wrong = ['<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "return", '
            '"new": "return 0 *"}}</tool_call>', '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
   cheat = ['<tool_call>{"name": "read_file", "arguments": {"path": "tests/check_hidden.py"}}</tool_call>']
 
-  class Mixed(policies.TextPolicy):
+  class Mixed(actors.TextPolicy):
     def text_for(self, r):
       if r.episode_id % 8 == 3:
         return wrong[min(r.turn, 1)]
@@ -57,7 +58,7 @@ def test_replay_of_50_logged_trajectories_reproduces_every_reward(tmp_path, rend
   assert any(r["hack"]["flagged"] for r in records)
   by_id = {t.id: t for t in tasks}
   for record in records:
-    out = rollout.replay_record(record, by_id[record["task_id"]], engine.evaluator,
+    out = replay_lib.replay_record(record, by_id[record["task_id"]], engine.evaluator,
                                 open_session=engine.open_session)
     assert out["reward"] == record["final_reward"], out
     assert out["differences"] == [], out["differences"]
@@ -67,37 +68,37 @@ def test_replay_of_50_logged_trajectories_reproduces_every_reward(tmp_path, rend
 def test_grading_twice_gives_the_same_reward(tmp_path, renderer):
   task = make_task(tmp_path / "tasks", 1)
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer)
   [ep], _ = engine.run([task])
-  first = rollout.replay_record(ep.record, task, engine.evaluator, open_session=engine.open_session)
-  second = rollout.replay_record(ep.record, task, engine.evaluator, open_session=engine.open_session)
+  first = replay_lib.replay_record(ep.record, task, engine.evaluator, open_session=engine.open_session)
+  second = replay_lib.replay_record(ep.record, task, engine.evaluator, open_session=engine.open_session)
   assert first["reward"] == second["reward"] == ep.final_reward == 1.0
   assert first["tests"] == second["tests"]
   # The untouched repo fails, through the workspace path as well.
-  out = rollout.grade_workspace(task, task.repo_dir, engine.evaluator)
+  out = replay_lib.grade_workspace(task, task.repo_dir, engine.evaluator)
   assert out["reward"] == 0.0 and out["tests"]["failed"] == 1
 
 
 def test_replay_reports_a_changed_observation_and_reward(tmp_path, renderer):
   task = make_task(tmp_path / "tasks", 0)
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=2), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer, seed=2), renderer)
   [ep], _ = engine.run([task])
   record = json.loads(json.dumps(ep.record))
   edit = next(s for s in record["steps"] if s["action_type"] in ("edit_file", "write_file"))
   edit["observation"] = "something else"
   record["final_reward"] = 0.5
-  out = rollout.replay_record(record, task, engine.evaluator, open_session=engine.open_session)
+  out = replay_lib.replay_record(record, task, engine.evaluator, open_session=engine.open_session)
   fields = {d["field"] for d in out["differences"]}
   assert fields == {"observation", "final_reward"}
   with pytest.raises(ValueError, match="not"):
-    rollout.replay_record(dict(record, task_id="other"), task, engine.evaluator)
+    replay_lib.replay_record(dict(record, task_id="other"), task, engine.evaluator)
 
 
 def test_normalize_observation_masks_durations():
   a = "3 passed in 0.12s\n<obj at 0x7f00aa11bb22>"
   b = "3 passed in 1.5s\n<obj at 0x7f00aa11cc33>"
-  assert rollout.normalize_observation(a) == rollout.normalize_observation(b)
+  assert replay_lib.normalize_observation(a) == replay_lib.normalize_observation(b)
 
 
 def test_traj_stats_on_logged_trajectories(tmp_path, renderer):
@@ -149,7 +150,7 @@ def test_grade_and_replay_clis_in_the_real_sandbox(tmp_path, renderer):
   from rl.tasks import load_task  # pylint: disable=import-outside-toplevel
   tasks = [load_task(make_task(tmp_path / "tasks", i, pytest_style=True).dir) for i in range(2)]
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = rollout.RolloutEngine(config, policies.ScriptedExpert(renderer, seed=4), renderer,
+  engine = rollout.RolloutEngine(config, actors.ScriptedExpert(renderer, seed=4), renderer,
                                  writer=TrajectoryWriter(tmp_path / "traj"))
   episodes, _ = engine.run(tasks)
   assert [e.final_reward for e in episodes] == [1.0, 1.0], [e.record for e in episodes]

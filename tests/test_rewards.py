@@ -8,7 +8,7 @@ import pytest
 from configs import default
 from rl import config_fields, registry
 from rl.antihack import Verdict
-from rl.rewards import (FinalGradingGate, ProcessState, RewardSettings, SynthesizedReward, compile_ok,
+from rl.outcome.rewards import (FinalGradingGate, ProcessState, RewardSettings, SynthesizedReward, compile_ok,
                         make_reward_scheme, process_reward, synthesize)
 
 
@@ -100,7 +100,7 @@ def test_reward_config_from_configdict():
 
 @pytest.mark.parametrize("field", ["scheme", "pass_reward", "turn_reward_min", "process_rewards"])
 def test_a_missing_reward_field_is_an_error_naming_it(field):
-  """configs/default.py is the one source of the values: no second default in rl.rewards."""
+  """configs/default.py is the one source of the values: no second default in rl.outcome.rewards."""
   c = reward()
   del c[field]
   with pytest.raises(config_fields.ConfigError, match=rf"^config\.reward\.{field} is missing"):
@@ -155,8 +155,8 @@ def test_synthesize_cheat_wins():
 
 
 def test_apply_late_verdict_corrects_the_record():
-  from rl.judge import JudgeVerdict
-  from rl.rewards import apply_late_verdict
+  from rl.antihack.judge import JudgeVerdict
+  from rl.outcome.rewards import apply_late_verdict
 
   record = {"final_reward": 1.0, "success": True, "steps": [{"reward": 0.2}, {"reward": -0.1}],
             "hack": {"flagged": False, "stage": "", "rules": [], "judge_score": None, "reason": ""}}

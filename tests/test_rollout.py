@@ -7,9 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from rl import agent as agent_lib
-from rl import policies
-from rl import rollout
+from rl.env import tools as tools_lib
+from rl.env import actors
+from rl.env import rollout
+from rl.env import episode as episode_lib
+from rl.env import trajectory as trajectory_lib
 from rl.tokenizer import load_tokenizer
 from sandbox import SandboxError
 from test_rollout_helpers import host_session, make_config, make_engine, make_task
@@ -17,7 +19,7 @@ from test_rollout_helpers import host_session, make_config, make_engine, make_ta
 
 @pytest.fixture(scope="module")
 def renderer():
-  return agent_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
+  return tools_lib.ChatRenderer(load_tokenizer(), tool_prompt="compact")
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +28,7 @@ def tasks(tmp_path_factory):
   return [make_task(root, i) for i in range(4)]
 
 
-def check_bookkeeping(ep: rollout.Episode, renderer: agent_lib.ChatRenderer) -> None:
+def check_bookkeeping(ep: episode_lib.Episode, renderer: tools_lib.ChatRenderer) -> None:
   n = len(ep.tokens)
   assert len(ep.action_mask) == len(ep.sampler_logprobs) == n
   assert all(m in (0, 1) for m in ep.action_mask)
@@ -44,7 +46,7 @@ def check_bookkeeping(ep: rollout.Episode, renderer: agent_lib.ChatRenderer) -> 
 
 def test_scripted_expert_solves_tasks_in_groups(tasks, renderer):
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer, seed=1), renderer)
   episodes, metrics = engine.run(tasks, group_size=3)
   assert len(episodes) == 12
   assert [e.group_id for e in episodes] == [g for g in range(4) for _ in range(3)]
@@ -62,14 +64,14 @@ def test_scripted_expert_solves_tasks_in_groups(tasks, renderer):
 
 @pytest.mark.parametrize("tool_prompt", ["schema", "compact"])
 def test_tokens_are_exactly_the_chat_template_rendering(tasks, tool_prompt):
-  renderer = agent_lib.ChatRenderer(load_tokenizer(), tool_prompt=tool_prompt)
+  renderer = tools_lib.ChatRenderer(load_tokenizer(), tool_prompt=tool_prompt)
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=5), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer, seed=5), renderer)
   [ep], _ = engine.run(tasks[:1])
-  messages = agent_lib.initial_messages(tasks[0], "multi_turn")
+  messages = tools_lib.initial_messages(tasks[0], "multi_turn")
   for step in ep.record["steps"][:-1]:
     messages.append({"role": "assistant", "content": step["text"]})
-    messages.append({"role": "tool", "content": agent_lib.truncate_observation(
+    messages.append({"role": "tool", "content": tools_lib.truncate_observation(
         step["observation"], config.agent.observation_max_chars)})
   messages.append({"role": "assistant", "content": ep.record["steps"][-1]["text"]})
   text = renderer.render(messages, generation_prompt=False)
@@ -86,7 +88,7 @@ def test_malformed_calls_give_error_observations_and_the_episode_continues(tasks
          '<tool_call>{"name": "read_file", "arguments": {"path": "../../etc/passwd"}}</tool_call>',
          '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "zzz", "new": "y"}}</tool_call>',
          '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
-  policy = policies.CallbackPolicy(renderer, lambda r: bad[r.turn])
+  policy = actors.CallbackPolicy(renderer, lambda r: bad[r.turn])
   config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
   [ep], _ = make_engine(config, policy, renderer).run(tasks[:1])
   steps = ep.record["steps"]
@@ -109,7 +111,7 @@ def test_invalid_call_penalty_charges_only_unusable_messages(tasks, renderer):
            '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
   config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096).unlock()
   config.reward.invalid_call_penalty = -0.1
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
   # Three messages hold no usable call; a well-formed call whose edit fails is not a format error.
   assert ep.turn_rewards == pytest.approx([-0.1, -0.1, -0.1, 0.0, 0.0])
   assert [s["reward"] for s in ep.record["steps"]] == pytest.approx(ep.turn_rewards)
@@ -125,7 +127,7 @@ def test_tool_error_penalty_charges_failed_tool_calls_only(tasks, renderer):
   config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096).unlock()
   config.reward.invalid_call_penalty = -0.1
   config.reward.tool_error_penalty = -0.05
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
   # Unparseable: the format penalty; missing file and absent `old`: the tool-error penalty; a
   # command that exits non-zero ran fine as far as the tool is concerned.
   assert ep.turn_rewards == pytest.approx([-0.1, -0.05, -0.05, 0.0, 0.0, 0.0])
@@ -134,14 +136,14 @@ def test_tool_error_penalty_charges_failed_tool_calls_only(tasks, renderer):
 
 
 def test_error_masking_keeps_a_failed_episode_up_to_its_first_error(tasks, renderer):
-  from rl import batching
+  from rl.algo import batching
   texts = ['<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>',
            '<tool_call>{"name": "read_file", "arguments": {"path": "no_such_file.py"}}</tool_call>',
            "<tool_call>{not json}</tool_call>",
            '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
   config = make_config(max_turns=10, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  [bad], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
-  [good], _ = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer).run(tasks[1:2])
+  [bad], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: texts[r.turn]), renderer).run(tasks[:1])
+  [good], _ = make_engine(config, actors.ScriptedExpert(renderer, seed=1), renderer).run(tasks[1:2])
   assert not bad.success and bad.turn_errors == [False, True, True, False] and good.success
   batch = batching.episodes_to_batch([bad, good], pad_multiple=64)
   mask = batch.action_mask
@@ -164,7 +166,7 @@ def test_batch_padding_to_an_agreed_shape():
   (padding neither valid nor an action), and one blank row when it has no episode."""
   from types import SimpleNamespace
 
-  from rl import batching
+  from rl.algo import batching
   episode = SimpleNamespace(task_id="t", group_id=0, tokens=[5, 6, 7, 8], action_mask=[0, 0, 1, 1],
                             sampler_logprobs=[0.0, 0.0, -1.0, -2.0], turn_ends=[3], turn_rewards=[0.5],
                             final_reward=1.0, success=True, exec_time_s=0.1, truncated=False)
@@ -185,7 +187,7 @@ def test_batch_padding_to_an_agreed_shape():
 def test_run_takes_the_tasks_group_ids(tasks, renderer):
   """A process running its share of an iteration's tasks passes their indices in the whole list."""
   config = make_config(max_turns=3, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer, seed=1), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer, seed=1), renderer)
   episodes, _ = engine.run(tasks[:2], group_size=2, group_ids=[1, 3])
   assert [e.group_id for e in episodes] == [1, 1, 3, 3]
   assert [e.record["group_id"] for e in episodes] == [1, 1, 3, 3]
@@ -194,7 +196,7 @@ def test_run_takes_the_tasks_group_ids(tasks, renderer):
 
 
 def test_max_steps_and_max_tokens_limits(tasks, renderer):
-  looping = policies.CallbackPolicy(
+  looping = actors.CallbackPolicy(
       renderer, lambda r: '<tool_call>{"name": "list_files", "arguments": {"path": "."}}</tool_call>')
   config = make_config(max_turns=3, max_tokens_per_turn=64, max_tokens_per_trajectory=4096)
   [ep], metrics = make_engine(config, looping, renderer).run(tasks[:1])
@@ -209,7 +211,7 @@ def test_max_steps_and_max_tokens_limits(tasks, renderer):
 
 
 def test_turn_cut_at_token_budget_is_closed_and_masked(tasks, renderer):
-  rambling = policies.CallbackPolicy(renderer, lambda r: "word " * 500)
+  rambling = actors.CallbackPolicy(renderer, lambda r: "word " * 500)
   config = make_config(max_turns=2, max_tokens_per_turn=16, max_tokens_per_trajectory=4096)
   [ep], _ = make_engine(config, rambling, renderer).run(tasks[:1])
   assert ep.terminated == "max_steps"
@@ -222,7 +224,7 @@ def test_turn_cut_at_token_budget_is_closed_and_masked(tasks, renderer):
 
 
 def test_sandbox_crash_ends_only_that_episode(tasks, renderer):
-  class CrashingSession(agent_lib.UnsandboxedSession):
+  class CrashingSession(tools_lib.UnsandboxedSession):
     def exec(self, command, timeout=None):
       raise RuntimeError("sandbox daemon went away")
 
@@ -230,7 +232,7 @@ def test_sandbox_crash_ends_only_that_episode(tasks, renderer):
     return CrashingSession(ws) if "add" in ws else host_session(ws, cfg)
 
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.CallbackPolicy(renderer, lambda r: (
+  engine = make_engine(config, actors.CallbackPolicy(renderer, lambda r: (
       '<tool_call>{"name": "run", "arguments": {"command": "echo hi"}}</tool_call>' if r.turn == 0
       else '<tool_call>{"name": "submit", "arguments": {}}</tool_call>')), renderer)
   engine.open_session = open_session
@@ -253,7 +255,7 @@ def test_failing_session_start_is_an_error_episode(tasks, renderer):
     raise OSError("no bubblewrap")
 
   config = make_config()
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer)
   engine.open_session = broken
   [ep], metrics = engine.run(tasks[:1])
   assert ep.terminated == "error" and "no bubblewrap" in ep.record["error"] and ep.final_reward == 0.0
@@ -268,7 +270,7 @@ def test_grading_failure_is_an_infra_failure_and_the_agents_own_failures_are_not
     raise SandboxError("grading sandbox did not start")
 
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer)
   engine.evaluator._grade_fn = failing_grade  # pylint: disable=protected-access
   [ep], metrics = engine.run(tasks[:1])
   assert ep.terminated == "error" and "grading failed" in ep.record["error"]
@@ -278,7 +280,7 @@ def test_grading_failure_is_an_infra_failure_and_the_agents_own_failures_are_not
             '<tool_call>{"name": "run", "arguments": {"command": "exit 3"}}</tool_call>',
             '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]), renderer)
+  engine = make_engine(config, actors.CallbackPolicy(renderer, lambda r: script[r.turn]), renderer)
   engine.limits.command_timeout_s = 0.5
   [ep], metrics = engine.run(tasks[:1])
   assert "timed out" in ep.record["steps"][0]["observation"].lower()
@@ -291,7 +293,7 @@ def test_online_antihack_fakes_hidden_test_reads_and_zeroes_reward(tasks, render
             '<tool_call>{"name": "edit_file", "arguments": {"path": "pkg/ops.py", "old": "return a - b", '
             '"new": "return a + b"}}</tool_call>',
             '<tool_call>{"name": "submit", "arguments": {}}</tool_call>']
-  policy = policies.CallbackPolicy(renderer, lambda r: script[r.turn])
+  policy = actors.CallbackPolicy(renderer, lambda r: script[r.turn])
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
   [ep], metrics = make_engine(config, policy, renderer).run(tasks[:1])
   step0 = ep.record["steps"][0]
@@ -301,14 +303,14 @@ def test_online_antihack_fakes_hidden_test_reads_and_zeroes_reward(tasks, render
   assert metrics["antihack/flag_rate"] == 1.0
 
   config.antihack.response = "block"
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
   step0 = ep.record["steps"][0]
   assert step0["hack"]["response"] == "block" and step0["observation"].startswith("Error")
   assert ep.terminated == "submit" and ep.final_reward == 0.0
 
   config.antihack.response = "terminate"
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
   assert ep.terminated == "error" and len(ep.record["steps"]) == 1 and ep.final_reward == 0.0
 
@@ -317,7 +319,7 @@ def test_single_turn_mode_writes_the_answer_to_the_solution_file(tmp_path, rende
   task = make_task(tmp_path, 2)
   task.metadata["solution_file"] = "pkg/ops.py"
   config = make_config(mode="single_turn", max_tokens_per_turn=512, max_tokens_per_trajectory=4096)
-  [ep], _ = make_engine(config, policies.ScriptedExpert(renderer), renderer).run([task])
+  [ep], _ = make_engine(config, actors.ScriptedExpert(renderer), renderer).run([task])
   assert ep.terminated == "submit" and ep.success, ep.record
   assert ep.record["steps"][0]["action_type"] == "answer"
   assert len(ep.turn_ends) == 1
@@ -325,13 +327,13 @@ def test_single_turn_mode_writes_the_answer_to_the_solution_file(tmp_path, rende
 
 def test_record_is_json_and_has_model_and_sampling(tasks, renderer):
   config = make_config()
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer,
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer,
                        model_info={"checkpoint": "ckpt/7", "step": 7})
   [ep], _ = engine.run(tasks[:1])
   record = json.loads(json.dumps(ep.record))
   assert record["model"] == {"checkpoint": "ckpt/7", "step": 7}
   assert record["sampling"] == {"temperature": config.sampling.temperature, "top_p": config.sampling.top_p}
-  assert record["base_hash"] == rollout.repo_hash(tasks[0].repo_dir)
+  assert record["base_hash"] == trajectory_lib.repo_hash(tasks[0].repo_dir)
 
 
 def test_limits_reject_bad_config():
@@ -352,36 +354,36 @@ def test_process_rewards_per_turn(tasks, renderer):
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
   config.reward.scheme = "pass_rate"
   config.reward.process_rewards = True
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
   assert ep.turn_rewards == pytest.approx([-0.5, 0.0, -0.1, 0.0])
   assert [s["reward"] for s in ep.record["steps"]] == ep.turn_rewards
   config.reward.process_rewards = False
-  [ep], _ = make_engine(config, policies.CallbackPolicy(renderer, lambda r: script[r.turn]),
+  [ep], _ = make_engine(config, actors.CallbackPolicy(renderer, lambda r: script[r.turn]),
                         renderer).run(tasks[:1])
   assert ep.turn_rewards == [0.0] * 4
 
 
 def test_episodes_from_records_rebuild_the_engine_tokens(tasks, renderer, tmp_path):
-  from rl.trajectory import TrajectoryWriter
+  from rl.env.trajectory import TrajectoryWriter
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
   with TrajectoryWriter(tmp_path) as writer:
-    episodes, _ = make_engine(config, policies.ScriptedExpert(renderer, seed=9), renderer,
+    episodes, _ = make_engine(config, actors.ScriptedExpert(renderer, seed=9), renderer,
                               writer=writer).run(tasks, group_size=2)
-  rebuilt = rollout.episodes_from_records(str(tmp_path), tasks, renderer,
+  rebuilt = episode_lib.episodes_from_records(str(tmp_path), tasks, renderer,
                                           observation_max_chars=config.agent.observation_max_chars)
   assert len(rebuilt) == len(episodes)
   rebuilt.sort(key=lambda e: e.record["episode_id"])  # the log is in completion order
   for a, b in zip(episodes, rebuilt):
     assert a.tokens == b.tokens and a.action_mask == b.action_mask and a.turn_ends == b.turn_ends
-  assert rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer) != []
-  assert len(rollout.episodes_from_records(str(tmp_path), tasks[:1], renderer)) == 2
+  assert episode_lib.episodes_from_records(str(tmp_path), tasks[:1], renderer) != []
+  assert len(episode_lib.episodes_from_records(str(tmp_path), tasks[:1], renderer)) == 2
 
 
 def test_episode_timeout(tasks, renderer):
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096,
                        episode_timeout_s=0.3)
-  slow = policies.CallbackPolicy(
+  slow = actors.CallbackPolicy(
       renderer, lambda r: '<tool_call>{"name": "run", "arguments": {"command": "sleep 0.6"}}</tool_call>')
   [ep], _ = make_engine(config, slow, renderer).run(tasks[:1])
   assert ep.terminated == "timeout" and ep.truncated and len(ep.turn_ends) == 1
@@ -397,7 +399,7 @@ def test_partial_batches_let_fast_episodes_run_ahead(tasks, renderer):
   sizes = {}
   for fraction in (1.0, 0.5):
     config = make_config(max_turns=8, min_ready_fraction=fraction)
-    episodes, metrics = make_engine(config, policies.CallbackPolicy(renderer, script),
+    episodes, metrics = make_engine(config, actors.CallbackPolicy(renderer, script),
                                     renderer).run(tasks[:2])
     assert all(e.terminated == "submit" for e in episodes)
     sizes[fraction] = metrics["rollout/batch_size_mean"]
@@ -412,7 +414,7 @@ def test_live_episode_limit_bounds_open_sandboxes(tasks, renderer):
   lock = threading.Lock()
   state = {"open": 0, "peak": 0, "opened": 0}
 
-  class CountingSession(agent_lib.UnsandboxedSession):
+  class CountingSession(tools_lib.UnsandboxedSession):
     def close(self):
       if not self.closed:
         with lock:
@@ -432,7 +434,7 @@ def test_live_episode_limit_bounds_open_sandboxes(tasks, renderer):
     state.update(open=0, peak=0, opened=0)
     config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096,
                          max_live_episodes=limit)
-    engine = make_engine(config, policies.ScriptedExpert(renderer, seed=3), renderer)
+    engine = make_engine(config, actors.ScriptedExpert(renderer, seed=3), renderer)
     engine.open_session = open_session
     episodes, _ = engine.run(tasks, group_size=2)
     assert state["opened"] == 8 and state["open"] == 0
@@ -456,7 +458,7 @@ def test_policy_failure_closes_every_session(tasks, renderer):
       raise RuntimeError("model exploded")
     return '<tool_call>{"name": "list_files", "arguments": {}}</tool_call>'
 
-  engine = make_engine(make_config(), policies.CallbackPolicy(renderer, fn), renderer)
+  engine = make_engine(make_config(), actors.CallbackPolicy(renderer, fn), renderer)
   engine.open_session = open_session
   with pytest.raises(RuntimeError, match="model exploded"):
     engine.run(tasks[:2], group_size=2)
@@ -464,7 +466,7 @@ def test_policy_failure_closes_every_session(tasks, renderer):
 
 
 def test_judge_verdict_overrides_passing_tests(tasks, renderer):
-  from rl import judge as judge_lib
+  from rl.antihack import judge as judge_lib
   seen = []
 
   class SuspiciousJudge(judge_lib.Judge):
@@ -475,7 +477,7 @@ def test_judge_verdict_overrides_passing_tests(tasks, renderer):
       return 0.9, "special-cases the inputs"
 
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer)
   engine.evaluator.judge = SuspiciousJudge(threshold=0.5)
   [ep], _ = engine.run(tasks[:1])
   assert ep.record["tests"]["passed"] == 1 and ep.final_reward == 0.0 and not ep.success
@@ -491,7 +493,7 @@ def test_judge_verdict_overrides_passing_tests(tasks, renderer):
 def test_judge_that_cannot_answer(tasks, renderer, on_error):
   """With judge_on_error="pass" an unjudged episode is an infrastructure failure ("judge"): its
   passing reward was never vetted. With "flag" the configured penalty applies, as before."""
-  from rl import judge as judge_lib
+  from rl.antihack import judge as judge_lib
 
   class BrokenJudge(judge_lib.Judge):
     name = "broken"
@@ -500,7 +502,7 @@ def test_judge_that_cannot_answer(tasks, renderer, on_error):
       raise judge_lib.JudgeHTTPError("HTTP 500 from the judge")
 
   config = make_config(max_turns=8, max_tokens_per_turn=256, max_tokens_per_trajectory=4096)
-  engine = make_engine(config, policies.ScriptedExpert(renderer), renderer)
+  engine = make_engine(config, actors.ScriptedExpert(renderer), renderer)
   engine.evaluator.judge = BrokenJudge(on_error=on_error)
   [ep], metrics = engine.run(tasks[:1])
   assert ep.record["tests"]["passed"] == 1

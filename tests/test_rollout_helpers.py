@@ -16,8 +16,9 @@ import subprocess
 import tempfile
 
 from configs import default as default_config
-from rl import agent as agent_lib
-from rl import rollout
+from rl.env import tools as tools_lib
+from rl.env import rollout
+from rl.outcome import evaluator as evaluator_lib
 
 
 @dataclasses.dataclass
@@ -115,10 +116,10 @@ class FakeSandboxConfig:
 
 def host_session(workspace_dir, sandbox_config):
   del sandbox_config
-  return agent_lib.UnsandboxedSession(workspace_dir)
+  return tools_lib.UnsandboxedSession(workspace_dir)
 
 
 def make_engine(config, policy, renderer, **kw):
-  evaluator = rollout.Evaluator(config, sandbox_config=FakeSandboxConfig(), grade_fn=host_grade)
+  evaluator = evaluator_lib.Evaluator(config, sandbox_config=FakeSandboxConfig(), grade_fn=host_grade)
   return rollout.RolloutEngine(config, policy, renderer, open_session=host_session,
                                evaluator=evaluator, **kw)

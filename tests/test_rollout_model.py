@@ -5,28 +5,28 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rl import agent as agent_lib
-from rl import policies
-from rl.model import init_model, tiny_config
+from rl.env import tools as tools_lib
+from rl.env import actors
+from rl.models import init_model, tiny_config
 from rl.tokenizer import load_tokenizer, stop_token_ids
 from test_rollout_helpers import make_config, make_engine, make_task
 
 
 def _sampler_and_renderer():
   """A sampler over a random tiny model, stopping at the end of a turn or a tool call."""
-  Sampler = pytest.importorskip("rl.sampling").Sampler  # pylint: disable=invalid-name
+  Sampler = pytest.importorskip("rl.env.sampling").Sampler  # pylint: disable=invalid-name
   tokenizer = load_tokenizer()
   model = init_model(tiny_config("test", vocab_size=len(tokenizer)), seed=0)
   sampler = Sampler(model, max_cache_len=512, stop_token_ids=stop_token_ids(tokenizer),
                     stop_sequences=[tokenizer.encode("</tool_call>", add_special_tokens=False)])
-  return sampler, agent_lib.ChatRenderer(tokenizer, tool_prompt="compact")
+  return sampler, tools_lib.ChatRenderer(tokenizer, tool_prompt="compact")
 
 
 @pytest.mark.slow
 def test_model_policy_multi_turn_bookkeeping(tmp_path):
   sampler, renderer = _sampler_and_renderer()
 
-  class RecordingPolicy(policies.ModelPolicy):
+  class RecordingPolicy(actors.ModelPolicy):
     rows_seen: dict[int, int] = {}
 
     def _row(self, episode_id):
@@ -60,7 +60,7 @@ def test_model_policy_reuses_rows_under_a_live_episode_limit(tmp_path):
   row freed by a finished one sees only its own tokens in the cache."""
   sampler, renderer = _sampler_and_renderer()
 
-  class SnapshotPolicy(policies.ModelPolicy):
+  class SnapshotPolicy(actors.ModelPolicy):
     histories: dict[int, list[int]] = {}
 
     def release(self, episode_ids):
@@ -88,11 +88,11 @@ def test_what_an_episode_samples_does_not_depend_on_which_episodes_share_its_cal
   prompts = {e: rng.integers(5, 4000, size=6 + e).tolist() for e in range(4)}
 
   def request(e):
-    return policies.ActRequest(episode_id=e, task=None, new_tokens=prompts[e], context=prompts[e],
+    return actors.ActRequest(episode_id=e, task=None, new_tokens=prompts[e], context=prompts[e],
                                messages=[], turn=0, max_new_tokens=10, turns_left=1)
 
   def sample(groups):
-    policy = policies.ModelPolicy(sampler, batch_size=4, temperature=1.0, seed=3)
+    policy = actors.ModelPolicy(sampler, batch_size=4, temperature=1.0, seed=3)
     policy.begin(4)
     out = {}
     for group in groups:

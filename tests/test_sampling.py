@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl.model import init_model, load_hf_checkpoint, tiny_config, token_logprobs
-from rl.sampling import CacheOverflowError, Sampler
+from rl.models import init_model, load_hf_checkpoint, tiny_config, token_logprobs
+from rl.env.sampling import CacheOverflowError, Sampler
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 
@@ -93,7 +93,7 @@ def test_call_reads_only_the_rows_it_extends(qwen):
 def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
   """Rows that bring many more tokens than the rest append their heads in a batch of their own;
   the turns, log-probs and histories equal those of one batch-wide chunk."""
-  from rl import sampling
+  from rl.env import sampling
   heads = []
   extend_rows = sampling._extend_rows
   monkeypatch.setattr(sampling, "_extend_rows",
@@ -208,7 +208,7 @@ def test_inverse_cdf_draws_follow_the_distribution():
   """`_categorical` (one uniform per row) draws each token with its softmax probability: zero
   probability never, the rest within 4 standard errors over 40,000 draws, with a vocabulary that
   spans several CDF blocks and keys given per row or for the whole batch."""
-  from rl.sampling import CDF_BLOCK, _categorical
+  from rl.env.sampling import CDF_BLOCK, _categorical
   vocab = 2 * CDF_BLOCK + 37
   probs = np.zeros(vocab)
   probs[[0, 5, CDF_BLOCK - 1, CDF_BLOCK, vocab - 1]] = [0.1, 0.3, 0.05, 0.25, 0.3]

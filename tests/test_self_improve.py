@@ -6,8 +6,8 @@ import types
 import numpy as np
 import pytest
 
-from rl import duration
-from rl import self_improve as si
+from rl.outcome import duration
+from rl.train import self_improve as si
 
 
 def test_capacity_and_lowest_score_eviction():
@@ -141,7 +141,7 @@ def test_execution_time_floor_and_invalid_charge():
 
 
 def test_durations_feed_the_loss_weights():
-  from rl import losses
+  from rl.algo import losses
 
   dt = duration.durations(np.array([0.1, 4.0, 9.0, 30.0]), np.array([True, True, True, False]),
                           floor_s=1.0, invalid_s=2.0)

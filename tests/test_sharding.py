@@ -15,7 +15,7 @@ def _sharded_checks() -> None:
   import numpy as np
   from flax import nnx
 
-  from rl.model import forward, load_hf_checkpoint, tiny_config, token_logprobs, init_model
+  from rl.models import forward, load_hf_checkpoint, tiny_config, token_logprobs, init_model
   from rl.parallel import (rows_sharding, create_sharded_model, logical_to_spec, make_mesh,
                            mesh_from_config, state_shardings)
 

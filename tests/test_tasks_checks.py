@@ -143,15 +143,16 @@ def test_statement_check_flags_empty_and_leaking_statements(tmp_path):
 def test_checks_grade_as_rollouts_do(tmp_path):
   """With the rollout evaluator the check is the training verdict: rewards, the expected-test
   counting and the anti-hack rules (a reference that reads the hidden tests is flagged)."""
-  from rl import rollout
+  from rl import config as config_lib
+  from rl.outcome import evaluator as evaluator_lib
   from rl.tasks.verify import subprocess_grade
   _task(tmp_path, "good")
   cheat = {"m.py": "import pathlib\n\n\ndef f():\n    return 2 if pathlib.Path('tests/test_m.py').exists() else 1\n"}
   _task(tmp_path, "cheat", fixed=cheat)
-  config = rollout.load_config(None)
+  config = config_lib.load_config(None)
   config.antihack.judge = "none"
   config.reward.grade_cache = False
-  evaluator = rollout.Evaluator(config, grade_fn=None if GRADER == "sandbox" else subprocess_grade)
+  evaluator = evaluator_lib.Evaluator(config, grade_fn=None if GRADER == "sandbox" else subprocess_grade)
   report = check_root(tmp_path, grader=GRADER, runs=1, evaluator=evaluator)
   by_id = {e["id"]: e for e in report["tasks"]}
   assert by_id["good"]["ok"] and by_id["good"]["reference_reward"] == 1.0 and by_id["good"]["initial_reward"] == 0.0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from configs import default
-from rl import trainer as trainer_lib
+from rl.train import trainer as trainer_lib
 from run_logs import assert_same_rows, episode_signatures, metrics_rows
 
 
@@ -126,7 +126,7 @@ KILLED_RUN = {"sft.enabled": False, "trainer.train_eval_samples": 0}
 
 
 def _episodes(workdir):
-  from rl.trajectory import load_trajectories
+  from rl.env.trajectory import load_trajectories
 
   return episode_signatures(load_trajectories(Path(workdir) / "trajectories"))
 
@@ -179,7 +179,7 @@ def test_killed_runs_resume_to_the_uninterrupted_run(tmp_path, tasks_root):
 
 
 def test_metric_writer_truncate_after_drops_later_rows_and_a_cut_line(tmp_path):
-  from rl.metrics import MetricWriter
+  from rl.train.metrics import MetricWriter
 
   writer = MetricWriter(tmp_path, tensorboard=False)
   for step in (1, 2, 3):
@@ -342,7 +342,7 @@ def test_init_from_a_hugging_face_directory(tmp_path, tasks_root, monkeypatch):
   import jax
   from flax import nnx
 
-  from rl.model import init_model, save_hf_checkpoint
+  from rl.models import init_model, save_hf_checkpoint
 
   cfg = tiny_config(tasks_root, iterations=0)
   trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, tmp_path / "run"))
@@ -388,7 +388,7 @@ def test_heldout_tasks_come_from_eval_sources_when_set(tmp_path, tasks_root):
 def _scripted_episodes(n: int) -> list:
   """`n` episodes of two turns: odd ones succeed; episode 0 is cut off (truncated) with its last
   action token on the batch's last padded position; episode 2 fails after a tool error."""
-  from rl.rollout import Episode
+  from rl.env.episode import Episode
 
   rng = np.random.default_rng(0)
   episodes = []
@@ -413,7 +413,7 @@ def scripted_iteration(tasks_root, tmp_path_factory):
 
   import jax
 
-  from rl import update as update_lib
+  from rl.algo import update as update_lib
 
   cfg = tiny_config(tasks_root, iterations=3, **{
       "sft.enabled": False, "trainer.eval_every": 0, "trainer.train_eval_samples": 0,
@@ -512,7 +512,7 @@ def test_learning_rate_schedules_count_each_optimisers_steps(scripted_iteration)
 
 def _bare_trainer(config):
   """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
-  from rl import update as update_lib
+  from rl.algo import update as update_lib
 
   trainer = trainer_lib.Trainer.__new__(trainer_lib.Trainer)
   trainer.config = config

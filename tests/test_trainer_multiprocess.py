@@ -78,7 +78,7 @@ def _two_process_run(tasks_root, workdir, cache, kill=""):
 
 def _records(workdir) -> dict[int, list[dict]]:
   """Each process's trajectory records (its own log, trajectories-process<p>-*.jsonl)."""
-  from rl.trajectory import load_trajectories
+  from rl.env.trajectory import load_trajectories
 
   files = {p: sorted((Path(workdir) / "trajectories").glob(f"trajectories-process{p}-*.jsonl")) for p in range(2)}
   return {p: [r for f in files[p] for r in load_trajectories(f)] for p in range(2)}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rl import trajectory
+from rl.env import trajectory
 
 
 def record(i: int, observation: str = "ok") -> dict:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl import model as model_lib
+from rl import models as model_lib
 from rl import config as config_lib
-from rl import update as update_lib
+from rl.algo import update as update_lib
 
 
 def _models(value_head):
@@ -173,9 +173,9 @@ def test_trainable_regex_freezes_every_other_parameter():
   the frozen ones keep no optimiser moments, and a pattern that matches nothing is refused."""
   from flax import nnx
   from configs import default
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   c = default.get_config()
-  _, policy, _ = trainer_lib.build_models(c, 64, 1, 0)
+  _, policy, _ = model_lib.build_models(c, 64, 1, 0)
   params = nnx.state(policy, nnx.Param)
   grads = jax.tree.map(lambda p: jnp.full(p.shape, 100.0, p.dtype), params)
   tx = update_lib.make_optimizer(0.1, schedule="constant", total_steps=10, kind="sgd", grad_clip=1.0,
@@ -282,9 +282,9 @@ def _ragged_batch(lengths, T, seed=0):
 
 @pytest.mark.parametrize("value_head", ["separate", "shared"])
 def test_packed_minibatch_gives_the_unpacked_update(value_head):
-  """Rows laid end to end (rl.batching.pack_minibatch) with per-sequence attention and positions
+  """Rows laid end to end (rl.algo.batching.pack_minibatch) with per-sequence attention and positions
   give the same token-mean losses, metrics and parameter update as the padded rows."""
-  from rl import batching
+  from rl.algo import batching
   policy, critic = _models(value_head)
   lengths = [16, 5, 9, 3, 12, 7, 4, 8]
   batch = _ragged_batch(lengths, 16)
@@ -300,7 +300,7 @@ def test_packed_minibatch_gives_the_unpacked_update(value_head):
 
 
 def test_packed_sft_step_equals_the_unpacked_one():
-  from rl import batching
+  from rl.algo import batching
   policy, _ = _models("none")
   lengths = [16, 5, 9, 3]
   batch = _ragged_batch(lengths, 16)
@@ -320,7 +320,7 @@ def test_packed_sft_step_equals_the_unpacked_one():
 
 
 def test_pack_rows_and_when_packing_is_refused():
-  from rl import batching
+  from rl.algo import batching
   assert batching.pack_rows([5, 3, 8, 2], 8) == [[2], [0, 1], [3]]
   with pytest.raises(ValueError, match="row 1 has 9 tokens"):
     batching.pack_rows([3, 9], 8)
@@ -339,7 +339,7 @@ def test_gspo_gets_its_own_clip_range_and_aggregation_from_the_config():
   """algo.policy_loss = "gspo" trains with GSPO's documented settings (algo.gspo_*: the paper's
   3e-4 / 4e-4 and seq-mean-token-mean), not PPO's clip_low/clip_high/loss_agg."""
   from configs import default
-  from rl.losses import gspo_policy_loss
+  from rl.algo.losses import gspo_policy_loss
   from rl.registry import POLICY_LOSSES
 
   c = default.get_config().unlock()

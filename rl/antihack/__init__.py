@@ -1,4 +1,4 @@
-"""Anti-hack stage 1 (rules) and the response to detected cheats; stage 2 lives in rl.judge.
+"""Anti-hack stage 1 (rules) and the response to detected cheats; stage 2 lives in rl.antihack.judge.
 
     engine = RuleEngine.from_config(config.antihack)
     verdict = engine.check_action("read_file", {"path": "tests/test_x.py"}, ActionContext.from_task(task))

@@ -61,7 +61,7 @@ def _seed(*parts: Any) -> int:
 
 
 def _format_run(exit_code: int, stdout: str = "", stderr: str = "") -> str:
-  """The rollout's `run` observation format (rl.agent.format_exec_result)."""
+  """The rollout's `run` observation format (rl.env.tools.format_exec_result)."""
   parts = [f"exit code: {exit_code}"]
   if stdout:
     parts.append("stdout:\n" + stdout.rstrip("\n"))
@@ -84,7 +84,7 @@ def fake_observation(action_type: str, action_input: Mapping[str, Any] | None, *
                      workspace_root: str = "", written_message: str | None = None, context: Any = None) -> str:
   """Plausible but useless output for an action that was not executed.
 
-  Formats follow the rollout's tools (rl.agent): missing files read as the sandbox reports
+  Formats follow the rollout's tools (rl.env.tools): missing files read as the sandbox reports
   them, `run` output as "exit code: N / stdout / stderr". With `context` (the episode's
   ActionContext), files that do exist (bait files) read as an empty body instead of missing.
   written_message: the success text of the real write/edit tool, with {path} and {nbytes}.

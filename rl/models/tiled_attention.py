@@ -10,7 +10,7 @@ differentiating the recurrence (jax.custom_vjp). Both passes are loops with data
 so the compiled program is the size of one tile whatever the length.
 
 The range is decided per call for every row of the batch at once (the earliest start over the
-rows). Sequences must be contiguous runs of one positive id (rl.batching.pack_minibatch's
+rows). Sequences must be contiguous runs of one positive id (rl.algo.batching.pack_minibatch's
 layout); 0 marks padding, which no query attends to. A query with no visible key gets zeros.
 
 scripts/bench_attention.py compares it with the "einsum" attention.

@@ -22,7 +22,7 @@ Array = jax.Array
 
 _DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
 VALUE_HEADS = ("none", "shared", "separate")
-# The logit of a token a constrained sampler rules out (rl.constrained): exp() of it is exactly 0,
+# The logit of a token a constrained sampler rules out (rl.env.constrained): exp() of it is exactly 0,
 # and unlike -inf it keeps 0 * log p finite in entropies.
 MASKED_LOGIT = -1e30
 
@@ -445,7 +445,7 @@ class Transformer(nnx.Module):
     cumsum(mask) - 1, so left or right padding both work. Packed rows instead give `segment_ids`
     [B, T] (1, 2, ... for the sequences laid end to end in a row, 0 = padding): a token attends
     only to earlier tokens of its own sequence, and positions restart at each sequence, so every
-    sequence gets the hidden states it would get alone (rl.batching.pack_minibatch).
+    sequence gets the hidden states it would get alone (rl.algo.batching.pack_minibatch).
     With a cache: row b appends its first `num_new[b]` tokens (default all T) at slots
     cache.lengths[b]...; positions are those slots. The rest of the chunk is padding and is dropped.
     `attend_len` (static) bounds the slots read: every row must end at or below it.
@@ -561,7 +561,7 @@ def forward(graphdef, state, input_ids, attention_mask=None, positions=None) -> 
 def sampler_support(scaled_logits: Array, top_k: int, top_p: float | Array = 1.0) -> Array:
   """Ids [..., top_k] of the tokens a top-k / top-p sampler can draw from `scaled_logits`
   (already divided by the temperature), -1 in unused slots: the top-k set, then the smallest
-  prefix of it whose renormalised mass reaches `top_p` (as rl.sampling filters; the top token is
+  prefix of it whose renormalised mass reaches `top_p` (as rl.env.sampling filters; the top token is
   always kept)."""
   vals, ids = jax.lax.top_k(scaled_logits, top_k)
   probs = jax.nn.softmax(vals, axis=-1)
@@ -600,7 +600,7 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
   that one (the sampling policy's, fixed during the update). `gather_ids` [B, T, K'] asks for the
   full-softmax log-probs of those tokens, and `top_logprobs` = k for the ids and log-probs of each
   position's k most likely tokens (both for the top-k KL). The entropy is always the full
-  distribution's. Constrained decoding (rl.constrained): with `grammar_states` [B, T] and the
+  distribution's. Constrained decoding (rl.env.constrained): with `grammar_states` [B, T] and the
   grammar's next-state table [S, V], each position's logits are first masked to the tokens its
   state allows, so everything above is of the distribution the constrained sampler drew from
   (entropy included). Returns (logp, entropy), plus a dict of extras ("support", "full_logprobs",
@@ -702,7 +702,7 @@ def token_logprobs(model: Transformer, input_ids: Array, attention_mask: Array |
   added; with `gather_ids` ([B, T, K'], aligned the same way) "gathered" holds the full-softmax
   log-probs of those tokens; with `top_logprobs` = k, "top_ids" and "top_logprobs" [B, T, k].
   `grammar_states` ([B, T], aligned the same way) with `grammar_table`: the distributions of a
-  constrained sampler (rl.constrained). `needed` ([B, T], aligned the same way, e.g. a loss's
+  constrained sampler (rl.env.constrained). `needed` ([B, T], aligned the same way, e.g. a loss's
   action mask): every per-token output but "values" is computed at these positions only and is
   0 elsewhere (chunked_logprobs_entropy).
   """

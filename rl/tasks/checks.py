@@ -271,7 +271,7 @@ def check_root(root: str | pathlib.Path, *, grader: str = "sandbox", runs: int =
                log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
   """Runs every check on every task directory under `root`; returns the report dict.
 
-  `evaluator` (an `rl.rollout.Evaluator`): grade each state exactly as a rollout's final
+  `evaluator` (an `rl.outcome.evaluator.Evaluator`): grade each state exactly as a rollout's final
   workspace (see rl.tasks.verify); the anti-hack rules that fired are reported per task.
   `batch`: the fast pre-filter instead (pytest batched in one session, no rules, per-subtest
   counts); it is not the training verdict and is ignored when an evaluator is given.

@@ -4,7 +4,7 @@ Grading goes through `sandbox.grading.grade` (isolated, no network). A plain-sub
 runner with the same signature exists for machines without a sandbox; it is used only
 when asked for by name (grader="subprocess", the scripts' --no-sandbox), never silently.
 
-With an `evaluator` (`rl.rollout.Evaluator`, what scripts/check_tasks.py uses by default) each
+With an `evaluator` (`rl.outcome.evaluator.Evaluator`, what scripts/check_tasks.py uses by default) each
 state goes through exactly the path a rollout's final workspace takes: the task's own sandbox
 settings, the same test-surface removal, the expected-test counting, the anti-hack rules on
 the diff and the reward scheme. A task whose reference is flagged or scores less than full

@@ -26,8 +26,8 @@ def main():
   from flax import nnx
 
   from rl import parallel
-  from rl import model as model_lib
-  from rl import update as update_lib
+  from rl import models as model_lib
+  from rl.algo import update as update_lib
 
   cfg = model_lib.tiny_config("test", vocab_size=64)
   policy = model_lib.init_model(cfg, seed=0)

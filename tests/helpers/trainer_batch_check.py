@@ -30,7 +30,7 @@ def episodes(vocab: int):
   one failed for an infrastructure reason (no row: the process running it pads its share)."""
   import numpy as np
 
-  from rl.rollout import Episode
+  from rl.env.episode import Episode
 
   rng = np.random.default_rng(0)
   out = []
@@ -58,7 +58,7 @@ def main():
   import numpy as np
 
   from rl import parallel
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   from test_trainer import tiny_config
 
   tasks_root, workdir = sys.argv[1:3]

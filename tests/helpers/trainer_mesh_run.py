@@ -34,7 +34,7 @@ def main():
   import jax
   import numpy as np
 
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   from test_trainer import tiny_config
 
   extra = {}

@@ -28,7 +28,7 @@ MULTIPROCESS_RUN = {"sft.enabled": False, "trainer.train_eval_samples": 0, "task
 def main():
   import jax
 
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   from test_trainer import tiny_config
 
   tasks_root, workdir, coordinator, processes, process_id = sys.argv[1:6]

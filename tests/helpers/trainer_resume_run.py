@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main():
-  from rl import trainer as trainer_lib
+  from rl.train import trainer as trainer_lib
   from test_trainer import KILLED_RUN, tiny_config
 
   tasks_root, workdir = sys.argv[1], sys.argv[2]

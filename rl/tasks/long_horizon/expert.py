@@ -1,6 +1,6 @@
 """The scripted expert's plan for long-horizon tasks: read down the call chain, fix, submit.
 
-`rl.policies.ScriptedExpert` follows this plan for tasks whose metadata names it
+`rl.env.actors.ScriptedExpert` follows this plan for tasks whose metadata names it
 (`expert_plan: "call_chain"`). The expert reads what a solver needs, in order: the failing test
 when the statement names only the test file, then each module of the chain from the entry down
 to the buggy function, editing a file right after reading it when it holds a bug; sometimes it
@@ -22,7 +22,7 @@ import random
 from pathlib import Path
 from typing import Any, Sequence
 
-from rl.policies import minimal_edit, tool_call_text
+from rl.env.actors import minimal_edit, tool_call_text
 from rl.registry import EXPERT_PLANS
 from rl.tasks.long_horizon.generator import EXPERT_PLAN, PUBLIC_TEST_COMMAND, PUBLIC_TEST_FILE
 

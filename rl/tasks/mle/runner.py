@@ -7,7 +7,7 @@ and the submission is graded on the host against answers the sandbox never sees.
 
     result = run_and_grade(task, workspace_dir, instrumenter=make_instrumenter(cfg.instrumentation),
                            sandbox_config=SandboxConfig.from_mapping(cfg.sandbox))
-    reward = scheme.final_reward(None, result.reward_context())   # rl.rewards "mle"
+    reward = scheme.final_reward(None, result.reward_context())   # rl.outcome.rewards "mle"
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import tempfile
 import time
 from typing import Any, Callable
 
-from rl import instrumentation as instr
+from rl.env import instrumentation as instr
 from rl.tasks.mle import grader
 
 # Gradient boosting's OpenMP threads spin on a shared CPU; one thread per program is faster.

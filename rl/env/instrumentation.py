@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from rl import config_fields, registry
 
-logger = logging.getLogger("rl.instrumentation")
+logger = logging.getLogger("rl.env.instrumentation")
 
 STAGES = ("imported_packages", "loaded_data", "defined_model", "trained_model", "made_predictions",
           "wrote_submission")
@@ -567,7 +567,7 @@ class LLMInstrumenter(Instrumenter):
   """A frozen model rewrites the program with markers; the verifier decides whether it runs.
 
   `complete(messages) -> str` is any chat-completion function; by default the judge's
-  OpenAI-compatible backend (rl.judge.OpenAIJudge) with the instrumentation config's
+  OpenAI-compatible backend (rl.antihack.judge.OpenAIJudge) with the instrumentation config's
   base URL and model. A model that edits the program is caught by the AST check and
   the original runs instead, so a weak model costs markers, never correctness.
   """
@@ -597,7 +597,7 @@ class LLMInstrumenter(Instrumenter):
 def openai_complete_fn(base_url: str, model: str, *, api_key: str = "", timeout_s: float = 60.0,
                        max_retries: int = 2, max_tokens: int = 4096) -> Callable[[list[dict[str, str]]], str]:
   """A chat-completion function over the judge's OpenAI-compatible HTTP client (temperature 0)."""
-  from rl.judge import OpenAIJudge  # pylint: disable=import-outside-toplevel
+  from rl.antihack.judge import OpenAIJudge  # pylint: disable=import-outside-toplevel
 
   client = OpenAIJudge(base_url, model, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries)
 

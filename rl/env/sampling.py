@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from rl.batching import round_up
+from rl.algo.batching import round_up
 from rl.models.transformer import MASKED_LOGIT, KVCache, Transformer
 
 Array = jax.Array
@@ -102,7 +102,7 @@ def _filter_logits(logits: Array, top_k: int, top_p: Array | None) -> Array:
 
 
 def _constrain(logits: Array, grammar: Array | None, state: Array) -> Array:
-  """Masks the tokens the grammar does not allow in each row's state (rl.constrained).
+  """Masks the tokens the grammar does not allow in each row's state (rl.env.constrained).
 
   A row with no allowed token (a finished message) keeps its logits: it is not decoding.
   """
@@ -217,7 +217,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
   """Samples from `last` (each row's last hidden state), then decodes up to `budget[b]` tokens
   per active row. Compiled per decode shape only, not per prefill chunk width (`_prefill`).
 
-  With `grammar` (rl.constrained's [states, vocab] next-state table), every row starts the turn
+  With `grammar` (rl.env.constrained's [states, vocab] next-state table), every row starts the turn
   in `grammar_start` and samples only the tokens its state allows; log-probs are those of the
   masked distribution.
   """
@@ -279,7 +279,7 @@ class Sampler:
       token for the tiny tokenizer and for Qwen2.5). Matched on generated tokens only.
     overflow: "error" raises CacheOverflowError when a row's tokens do not fit; "truncate" keeps
       what fits, shortens the decode budget and reports finish_reason "cache_full".
-    grammar: an `rl.constrained.ToolCallGrammar`: every turn is decoded under it (constrained
+    grammar: an `rl.env.constrained.ToolCallGrammar`: every turn is decoded under it (constrained
       tool calls); None samples from the whole vocabulary.
     pad_id: the id used to pad chunks (never attended to).
     cache_dtype: KV cache dtype (default: the model's activation dtype).

@@ -45,7 +45,7 @@ def round_up(n: int, multiple: int) -> int:
 
 def episodes_to_batch(episodes: Sequence[Any], *, pad_id: int = 0, pad_multiple: int = 128,
                       max_len: int | None = None, room: int = 0) -> RolloutBatch:
-  """Pads episodes (objects with the `rl.rollout.Episode` fields) into a RolloutBatch, with at
+  """Pads episodes (objects with the `rl.env.episode.Episode` fields) into a RolloutBatch, with at
   least `room` padding positions after the longest (GAE's truncation bootstrap reads the value
   one position after a row's last token)."""
   if not episodes:
@@ -181,7 +181,7 @@ def pack_rows(lengths: Sequence[int], capacity: int) -> list[list[int]]:
   return bins
 
 
-# Padding fill of packed per-token arrays whose zero would mean something (rl.update's inputs).
+# Padding fill of packed per-token arrays whose zero would mean something (rl.algo.update's inputs).
 _PACK_FILL = {"support": -1}
 
 

@@ -1,7 +1,7 @@
 """Per-device memory of a run, planned from abstract arrays (scripts/memory_plan.py prints it).
 
 `plan(config, mesh, rules)` builds the run's train state with `jax.eval_shape` and the shardings
-the trainer gives it (rl.update.train_state_shardings) and adds up, per device: parameters, both
+the trainer gives it (rl.algo.update.train_state_shardings) and adds up, per device: parameters, both
 optimizer states, the frozen reference, the sampler's KV cache for one rollout batch, and the
 update step's scratch memory from XLA's analysis of the compiled step for one mini-batch.
 """
@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 # config.json files of public checkpoints (shapes only), by checkpoint directory name.
-SHAPES_DIR = Path(__file__).resolve().parents[1] / "configs" / "model_shapes"
+SHAPES_DIR = Path(__file__).resolve().parents[2] / "configs" / "model_shapes"
 
 
 @dataclasses.dataclass
@@ -52,7 +52,7 @@ class Plan:
 
 def model_config_for(config, hf_config: str = ""):
   """The run's ModelConfig (shapes, dtypes) without reading any weights."""
-  from rl import model as model_lib
+  from rl import models as model_lib
   from rl.models.hf import config_from_hf
 
   m = config.model
@@ -81,7 +81,7 @@ def _abstract_state(config, cfg, mesh, rules):
   import jax.numpy as jnp
   from flax import nnx
 
-  from rl import update as update_lib
+  from rl.algo import update as update_lib
   from rl.models.transformer import Transformer
 
   policy_def, policy = nnx.split(nnx.eval_shape(lambda: Transformer(cfg)), nnx.Param)
@@ -107,7 +107,7 @@ def update_scratch_bytes(config, cfg, mesh, rules, seq_len: int) -> int | None:
   import jax.numpy as jnp
 
   from rl import parallel
-  from rl import update as update_lib
+  from rl.algo import update as update_lib
 
   (policy_def, critic_def), (policy_tx, critic_tx), shardings, state = _abstract_state(config, cfg, mesh, rules)
   settings = update_lib.UpdateSettings.from_config(config)

@@ -35,20 +35,22 @@ import ml_collections
 import numpy as np
 from flax import nnx
 
-from rl import advantages as advantages_lib
-from rl import batching
-from rl import compilation
+from rl.algo import advantages as advantages_lib
+from rl.algo import batching
+from rl.train import compilation
 from rl import config as config_lib
-from rl import duration as duration_lib
-from rl import evaluation
+from rl.outcome import duration as duration_lib
+from rl.train import evaluate
 from rl import killpoints
-from rl import losses as losses_lib
-from rl import model as model_lib
+from rl.algo import losses as losses_lib
+from rl import models as model_lib
 from rl import parallel
-from rl import progress as progress_lib
-from rl import update as update_lib
-from rl.metrics import MetricWriter, read_metrics
-from rl.self_improve import SelfImprovement
+from rl.train import progress as progress_lib
+from rl.algo import update as update_lib
+from rl.env import episode as episode_lib
+from rl.env import rollout as rollout_lib
+from rl.train.metrics import MetricWriter, read_metrics
+from rl.train.self_improve import SelfImprovement
 from rl.registry import ADVANTAGE_ESTIMATORS, DURATION_WEIGHTS
 
 
@@ -132,53 +134,11 @@ class KLController:
     self.coef = float(state["coef"])
 
 
-def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int,
-                 mesh=None, rules=None):
-  """Policy (+ separate critic) as NNX modules: from an HF directory or a built-in preset. With a
-  `mesh`, every weight is born sharded by `rules` (a checkpoint is read shard by shard): no
-  device ever holds a whole copy."""
-  from rl import parallel
-
-  shared = config.model.value_head == "shared"
-
-  def init(cfg, seed, lm_head=True):
-    if mesh is None:
-      return model_lib.init_model(cfg, seed=seed, lm_head=lm_head)
-    return parallel.create_sharded_model(cfg, mesh, rules, seed=seed, lm_head=lm_head)
-
-  if config.model.hf_checkpoint:
-    loaded = model_lib.load_hf_checkpoint(config.model.hf_checkpoint,
-                                          dtype=model_lib.as_dtype(config.model.param_dtype),
-                                          mesh=mesh, rules=rules)
-    cfg = loaded.config.replace(value_head="shared" if shared else "none", remat=config.model.remat,
-                                dtype=config.model.dtype, attention=config.model.attention)
-    policy = init(cfg, config.seed)
-    src = dict(nnx.to_flat_state(nnx.state(loaded, nnx.Param)))
-    nnx.update(policy, nnx.from_flat_state([(k, v) for k, v in src.items()]))
-  else:
-    sizes = {k: int(config.model[k]) for k in ("hidden_size", "num_layers", "intermediate_size")
-             if config.model[k]}  # 0: the preset's size
-    cfg = model_lib.tiny_config(config.model.tiny, **sizes, vocab_size=vocab_size, eos_token_id=eos_id,
-                                pad_token_id=pad_id, value_head="shared" if shared else "none",
-                                remat=config.model.remat, dtype=config.model.dtype,
-                                param_dtype=config.model.param_dtype,
-                                attention=config.model.attention)
-    policy = init(cfg, config.seed)
-  critic = None
-  if not shared:
-    if mesh is None:
-      critic = model_lib.make_critic(cfg, seed=config.seed + 1)
-    else:  # make_critic's weights, born sharded
-      critic = init(cfg.replace(value_head="shared"), config.seed + 1, lm_head=False)
-    model_lib.copy_trunk(policy, critic)
-  return cfg, policy, critic
-
-
 def resolve_init_from(path: str | Path) -> Path:
   """`config.init_from` as a directory: as given, or relative to the repository (so that
   "rl/assets/tiny_base" works from any working directory)."""
   given = Path(path)
-  for candidate in (given, Path(__file__).resolve().parents[1] / given):
+  for candidate in (given, Path(__file__).resolve().parents[2] / given):
     if candidate.is_dir():
       return candidate
   raise FileNotFoundError(f"config.init_from: no such directory: {str(path)!r} (a Hugging Face "
@@ -202,18 +162,17 @@ class Trainer:
 
   def __init__(self, config: ml_collections.ConfigDict, workdir: str | Path,
                display: progress_lib.Display | None = None):
-    from rl import agent as agent_lib
-    from rl import rollout as rollout_lib
+    from rl.env import tools as tools_lib
     from rl import tokenizer as tokenizer_lib
-    from rl.checkpoint import Checkpointer
-    from rl.trajectory import TrajectoryWriter
+    from rl.train.checkpoint import Checkpointer
+    from rl.env.trajectory import TrajectoryWriter
 
     self.config = config
     self.workdir = Path(workdir)
     self.display = display or progress_lib.make_display()
     self.train_tasks, self.eval_tasks = self._load_tasks()  # before JAX builds anything
     self.tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
-    self.renderer = agent_lib.ChatRenderer.from_config(self.tokenizer, config)
+    self.renderer = tools_lib.ChatRenderer.from_config(self.tokenizer, config)
     self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
     eos_id = self.renderer.end_of_turn_ids[-1]
     # Several devices (across processes): one mesh, every array of the train state laid out by
@@ -238,7 +197,7 @@ class Trainer:
       self.replica = parallel.LocalReplica.of(self.mesh, self.rules)
     # The episodes one process runs at a time in a training iteration (its share).
     self.rollout_rows = config.trainer.tasks_per_iteration * config.algo.group_size // self.processes
-    cfg, policy, critic = build_models(config, len(self.tokenizer), eos_id, self.pad_id,
+    cfg, policy, critic = model_lib.build_models(config, len(self.tokenizer), eos_id, self.pad_id,
                                        mesh=self.mesh, rules=self.rules)
     self.model_config = cfg
     self.policy_graphdef, policy_state = nnx.split(policy, nnx.Param)
@@ -286,7 +245,7 @@ class Trainer:
         **({"prefix": f"trajectories-process{self.process}"} if self.multiprocess else {}))
     self.grammar = None
     if config.agent.constrained_tool_calls:
-      from rl.constrained import ToolCallGrammar
+      from rl.env.constrained import ToolCallGrammar
       self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids),
                                      max_thought_bytes=config.agent.max_thought_bytes)
     self.model_policy = self._make_model_policy()
@@ -297,7 +256,6 @@ class Trainer:
     # (train policy, train critic, mini-batch shape) the update step has run: a new one compiles.
     self._update_shapes: set[tuple] = set()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
-    self.rollout_lib = rollout_lib
 
   # -- set-up --------------------------------------------------------------------------------------
   def _updates_per_iteration(self) -> int:
@@ -349,8 +307,8 @@ class Trainer:
     return train, evaluation_tasks
 
   def _make_model_policy(self):
-    from rl import policies
-    from rl import sampling
+    from rl.env import actors
+    from rl.env import sampling
 
     c = self.config
     if c.sampling.max_cache_len < c.agent.max_tokens_per_trajectory:
@@ -363,7 +321,7 @@ class Trainer:
     sampler = sampling.Sampler((self.policy_graphdef, self._sampler_params()), max_cache_len=c.sampling.max_cache_len,
                                stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id,
                                grammar=self.grammar, mesh=mesh, rules=self.rules)
-    return policies.ModelPolicy(sampler, self.renderer, batch_size=self.rollout_rows,
+    return actors.ModelPolicy(sampler, self.renderer, batch_size=self.rollout_rows,
                                 temperature=c.sampling.temperature, top_p=c.sampling.top_p,
                                 top_k=c.sampling.top_k, seed=c.seed)
 
@@ -485,7 +443,7 @@ class Trainer:
       nnx.update(policy, src)
       self.state = self.state.replace(policy=_copy(nnx.state(policy, nnx.Param)))
       return
-    from rl.checkpoint import Checkpointer
+    from rl.train.checkpoint import Checkpointer
 
     other = Checkpointer(path, keep=1, best_metric=None)
     # Weights only: the optimiser (its kind, its moments) belongs to this run's config.
@@ -509,7 +467,7 @@ class Trainer:
 
   def with_improve_prompts(self, tasks: Sequence, iteration: int) -> list:
     """Self-improvement: with the scheduled probability a task's statement becomes a prompt to
-    improve an earlier solution from the buffer (rl.self_improve); other tasks are unchanged."""
+    improve an earlier solution from the buffer (rl.train.self_improve); other tasks are unchanged."""
     if not self.self_improve.enabled:
       return list(tasks)
     out = []
@@ -530,18 +488,18 @@ class Trainer:
 
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:
-    from rl import policies
+    from rl.env import actors
 
     c = self.config
     if c.sft.demonstrations:
-      return self.rollout_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
-    expert = policies.ScriptedExpert(
+      return episode_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
+    expert = actors.ScriptedExpert(
         self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
         write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
         minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob,
         mistake_prob=c.sft.expert_mistake_prob,
         read_prob=None if c.sft.expert_read_prob < 0 else c.sft.expert_read_prob)
-    engine = self.rollout_lib.RolloutEngine(c, expert, self.renderer)
+    engine = rollout_lib.RolloutEngine(c, expert, self.renderer)
     engine.set_model_info("scripted-expert", 0)
     with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
       episodes, metrics = self._run_share(engine, self.train_tasks, c.sft.demos_per_task)
@@ -677,7 +635,7 @@ class Trainer:
     episodes = [e for e in episodes if e.infra_failure is None]
     result = {"eval/infra_failed": float(failed)} if failed else {}
     if episodes:
-      table = evaluation.pass_at_k_table([(e.task_id, e.success) for e in episodes],
+      table = evaluate.pass_at_k_table([(e.task_id, e.success) for e in episodes],
                                          ks=sorted({1, samples}))
       result.update({f"eval/{k}": v for k, v in table.items()})
     return (result, episodes) if return_episodes else result
@@ -787,7 +745,7 @@ class Trainer:
 
   def _packed(self, mb: dict, lengths: np.ndarray, micro: int, loss_agg: str) -> dict:
     """`mb` with its sequences laid end to end in `trainer.pack_fraction` of its rows (rounded up
-    to the micro-batch size; rl.batching.pack_minibatch) when that holds fewer token slots: the
+    to the micro-batch size; rl.algo.batching.pack_minibatch) when that holds fewer token slots: the
     same token-level losses and gradients with less padding. Only for the token-level loss
     aggregations (a per-sequence mean needs each sequence's own row) and attention "einsum" or
     "xla"; otherwise `mb` itself."""
@@ -943,7 +901,7 @@ class Trainer:
       # and metrics: no sample reaches the update with a reward the judge has not vetted.
       t = time.perf_counter()
       judge_metrics = self.engine.resolve_judge(rollout)
-      rollout_metrics.update(self.rollout_lib.verdict_metrics(rollout))
+      rollout_metrics.update(episode_lib.verdict_metrics(rollout))
       rollout_metrics.update(judge_metrics)
       timings["time/judge_wait_s"] = time.perf_counter() - t
 
@@ -973,7 +931,7 @@ class Trainer:
       # calls and judge service metrics stay this process's own).
       shares = self._gather_episodes(rollout)
       everyone = [e for share in shares for e in share]
-      rollout_metrics.update(self.rollout_lib.episode_metrics(everyone))
+      rollout_metrics.update(episode_lib.episode_metrics(everyone))
       per_process = [trainable(share) for share in shares]
       outcomes_all = [e for o, _ in per_process for e in o]
       episodes_all = [e for _, t in per_process for e in t]
@@ -1027,7 +985,7 @@ class Trainer:
       policy_mask = mask * keep
     advantages = np.asarray(advantages, np.float32)
     returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
-    # Duration-aware weights from each trajectory's final program run (rl.duration): floor,
+    # Duration-aware weights from each trajectory's final program run (rl.outcome.duration): floor,
     # fixed charge for invalid outputs; padding rows (fully masked) weigh 1. "linear" divides by
     # the batch's mean: every process's episodes.
     durations = duration_lib.trajectory_durations(episodes_all, floor_s=c.algo.duration_floor_s,
@@ -1228,7 +1186,7 @@ class Trainer:
     self._write_summary(summary_path, summary)
     self.writer.close()
     if c.trainer.plots and jax.process_index() == 0:
-      from rl import plots  # matplotlib only when plots are drawn
+      from rl.train import plots  # matplotlib only when plots are drawn
       try:
         plots.plot_run(self.workdir)
       except Exception as e:  # noqa: BLE001 - a plot must never cost a finished run

@@ -25,8 +25,8 @@ import numpy as np
 import optax
 from flax import nnx
 
-from rl import losses as losses_lib
-from rl import model as model_lib
+from rl.algo import losses as losses_lib
+from rl import models as model_lib
 from rl.registry import POLICY_LOSSES, VALUE_LOSSES
 
 
@@ -129,7 +129,7 @@ class UpdateSettings:
 
   @property
   def packable(self) -> bool:
-    """Whether a mini-batch may be packed (rl.batching.pack_minibatch): token-level losses only.
+    """Whether a mini-batch may be packed (rl.algo.batching.pack_minibatch): token-level losses only.
     GSPO's ratio is a mean over its row, which a packed row would share between sequences."""
     return self.policy_loss != "gspo" and self.loss_agg in ("token-mean", "token-sum")
 
@@ -221,7 +221,7 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
   """Per-token log-probs (and entropy, values). With a truncated sampler (settings.truncated)
   and no `support`, the support is computed from these params and returned; with `support`,
   the log-probs are renormalised on it. `grammar` = (states [B, T], table): constrained
-  decoding's masked distributions. `segment_ids`: packed rows (rl.batching.pack_minibatch), in
+  decoding's masked distributions. `segment_ids`: packed rows (rl.algo.batching.pack_minibatch), in
   place of `valid`. `needed` [B, T]: the positions whose outputs are used (the action mask);
   the others are 0 and cost no logits."""
   model = nnx.merge(graphdef, params)
@@ -237,7 +237,7 @@ def _policy_forward(graphdef, params, tokens, valid, temperature, settings: Upda
 
 
 def _grammar(mb: dict) -> tuple:
-  """Constrained decoding (rl.constrained): a batch with "grammar_states" is scored under the
+  """Constrained decoding (rl.env.constrained): a batch with "grammar_states" is scored under the
   grammar-masked distribution the sampler drew from; the table comes with the step's scalars."""
   return (mb["grammar_states"], mb["grammar_table"]) if "grammar_states" in mb else (None, None)
 
@@ -337,7 +337,7 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   With a shared value head (no critic model) `critic_tx` is `value_head_optimizer(...)` and
   `state.critic_opt` its state: a critic-only step (`train_critic` without `train_policy`) trains
   the head alone; a step of both trains it inside the policy loss; a policy-only step leaves it.
-  With [M, T] "segment_ids" the rows are packed (rl.batching.pack_minibatch): several sequences per
+  With [M, T] "segment_ids" the rows are packed (rl.algo.batching.pack_minibatch): several sequences per
   row, each attending only to itself, for the token-level loss aggregations.
   """
   micro = settings.micro_batch_size
@@ -436,7 +436,7 @@ def make_sft_step(policy_graphdef, tx, settings: UpdateSettings) -> Callable:
 
   def loss_fn(params, graphdef, mb, denominators):
     model = nnx.merge(graphdef, params)
-    segment_ids = mb.get("segment_ids")  # packed rows (rl.batching.pack_minibatch)
+    segment_ids = mb.get("segment_ids")  # packed rows (rl.algo.batching.pack_minibatch)
     out = model_lib.token_logprobs(model, mb["tokens"], None if segment_ids is not None else mb["valid"],
                                    segment_ids=segment_ids, chunk=settings.logits_chunk,
                                    with_entropy=False, needed=mb["mask"] > 0)

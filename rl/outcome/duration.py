@@ -1,4 +1,4 @@
-"""Execution times for duration-aware gradients (the weights themselves are in rl.losses).
+"""Execution times for duration-aware gradients (the weights themselves are in rl.algo.losses).
 
 A trajectory's duration is the wall time of its final program run, raised to a floor
 (so `1/log(1+dt)` stays finite and a trivial run does not get an outsized weight) and
@@ -7,7 +7,7 @@ timeout after 600 s earn the same weight: neither produced a result).
 
     dt = trajectory_durations(episodes, floor_s=cfg.algo.duration_floor_s,
                               invalid_s=cfg.algo.duration_invalid_s)
-    weights = rl.losses.duration_weights(dt, cfg.algo.duration_weight)
+    weights = rl.algo.losses.duration_weights(dt, cfg.algo.duration_weight)
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def final_run_time(episode: Any) -> float | None:
 
 
 def trajectory_durations(episodes: Iterable[Any], *, floor_s: float = 1.0, invalid_s: float = 1.0) -> np.ndarray:
-  """[B] durations of rl.rollout.Episode objects (final program run time and validity)."""
+  """[B] durations of rl.env.episode.Episode objects (final program run time and validity)."""
   episodes = list(episodes)
   return durations([final_run_time(e) for e in episodes], [episode_is_valid(e) for e in episodes],
                    floor_s=floor_s, invalid_s=invalid_s)

@@ -16,7 +16,7 @@ What the policy writes inside the strings (paths, code, commands) is not constra
 
 The grammar is compiled once into a table `next_state[state, token]` (-1: the token is not
 allowed there) from the tokenizer's byte-level vocabulary. The sampler carries one state per row
-(`rl.sampling`), masks the logits with `next_state[state] >= 0`, and steps the state with the
+(`rl.env.sampling`), masks the logits with `next_state[state] >= 0`, and steps the state with the
 sampled token; the update recomputes each action token's state from the tokens
 (`action_states`) and scores the same masked distribution (`rl.models.transformer`), so the PPO
 ratio compares the distribution the tokens were drawn from (docs/rollouts.md).
@@ -171,10 +171,10 @@ class ToolCallGrammar:
 
   def __init__(self, tokenizer: Any, tools: Sequence[Mapping[str, Any]] | None = None,
                stop_token_ids: Sequence[int] | None = None, max_thought_bytes: int = 0):
-    from rl import agent as agent_lib  # pylint: disable=import-outside-toplevel
+    from rl.env import tools as tools_lib  # pylint: disable=import-outside-toplevel
     from rl import tokenizer as tokenizer_lib  # pylint: disable=import-outside-toplevel
 
-    specs = agent_lib.TOOL_SPECS if tools is None else tools
+    specs = tools_lib.TOOL_SPECS if tools is None else tools
     spec = {s["function"]["name"]: (tuple(s["function"]["parameters"].get("properties", {})),
                                     tuple(s["function"]["parameters"].get("required", ())))
             for s in specs}
@@ -185,11 +185,11 @@ class ToolCallGrammar:
     stop_ids = set(tokenizer_lib.stop_token_ids(tokenizer) if stop_token_ids is None
                    else stop_token_ids)
     vocab = tokenizer.get_vocab()
-    for marker in (agent_lib.TOOL_CALL_START, agent_lib.TOOL_CALL_END):
+    for marker in (tools_lib.TOOL_CALL_START, tools_lib.TOOL_CALL_END):
       if marker not in vocab:
         raise ValueError(f"constrained tool calls need {marker!r} as one token of the vocabulary; "
                          "this tokenizer splits it")
-    symbol = {vocab[agent_lib.TOOL_CALL_START]: _START, vocab[agent_lib.TOOL_CALL_END]: _END}
+    symbol = {vocab[tools_lib.TOOL_CALL_START]: _START, vocab[tools_lib.TOOL_CALL_END]: _END}
     symbol.update({i: _STOP for i in stop_ids})
     special = {int(i) for i in getattr(tokenizer, "added_tokens_decoder", {})} | set(symbol)
     special |= set(getattr(tokenizer, "all_special_ids", ()))

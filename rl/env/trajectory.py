@@ -6,6 +6,7 @@ Long observations are cut (head and tail kept) in the log with their original si
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -13,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from rl.agent import ACTION_TYPES, truncate_observation
+from rl.env.tools import ACTION_TYPES, truncate_observation
 
 TERMINATION_REASONS = ("submit", "max_steps", "max_tokens", "timeout", "error")
 RECORD_KEYS = ("task_id", "task_version", "base_hash", "prompt", "model", "sampling", "steps",
@@ -228,3 +229,14 @@ def read_trajectories(path: str | os.PathLike, *, validate: bool = True) -> Iter
 
 def load_trajectories(path: str | os.PathLike, *, validate: bool = True) -> list[dict[str, Any]]:
   return list(read_trajectories(path, validate=validate))
+
+
+def repo_hash(repo_dir: str | os.PathLike) -> str:
+  """Content hash of a task's initial repo (paths and bytes), the record's `base_hash`."""
+  h = hashlib.sha256()
+  root = Path(repo_dir)
+  for p in sorted(root.rglob("*")):
+    if p.is_file() and "__pycache__" not in p.parts:
+      h.update(p.relative_to(root).as_posix().encode() + b"\0")
+      h.update(p.read_bytes() + b"\0")
+  return h.hexdigest()[:16]

@@ -4,7 +4,7 @@ The judge sees the task statement, the agent's actions with truncated observatio
 the final diff and execution logs, never the hidden tests or the reference fix, and
 returns a cheat probability and a reason. Backends (rl.registry.JUDGES): `none`,
 `openai` (any OpenAI-compatible chat-completions server, stdlib HTTP only) and
-`local` (a Hugging Face checkpoint through rl.model, scoring P("yes")).
+`local` (a Hugging Face checkpoint through rl.models, scoring P("yes")).
 
     judge = make_judge(config.antihack)
     verdict = judge.score(JudgeInput.from_record(record, statement=task.statement, final_diff=diff))
@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from rl import config_fields, registry
 from rl.antihack.verdict import Verdict
 
-logger = logging.getLogger("rl.judge")
+logger = logging.getLogger("rl.antihack.judge")
 
 PROMPTS_DIR = os.path.join(os.path.dirname(__file__), "judge_prompts")
 
@@ -117,7 +117,7 @@ def render_actions(steps: Sequence[Mapping[str, Any]], max_observation_chars: in
 
 
 def load_prompt(name: str, part: str) -> str:
-  """A versioned template: rl/judge_prompts/<name>.<part>.txt (part: system | user | local)."""
+  """A versioned template: rl/antihack/judge_prompts/<name>.<part>.txt (part: system | user | local)."""
   path = os.path.join(PROMPTS_DIR, f"{name}.{part}.txt")
   if not os.path.exists(path):
     known = sorted({f.split(".")[0] for f in os.listdir(PROMPTS_DIR) if f.endswith(".txt")})
@@ -314,7 +314,7 @@ class OpenAIJudge(Judge):
 
 
 class LocalJudge(Judge):
-  """A Hugging Face checkpoint loaded with rl.model; P(cheat) = P("yes") / (P("yes") + P("no")).
+  """A Hugging Face checkpoint loaded with rl.models; P(cheat) = P("yes") / (P("yes") + P("no")).
 
   The model and tokenizer load lazily on first use (a judge built in a config check costs
   nothing). Calls are serialised: one model, one forward pass at a time.
@@ -348,7 +348,7 @@ class LocalJudge(Judge):
     if self._model is not None:
       return
     if self._loader is None:
-      from rl.model import load_hf_checkpoint  # heavy import only when the local judge is used
+      from rl.models import load_hf_checkpoint  # heavy import only when the local judge is used
       self._loader = load_hf_checkpoint
     self._model = self._loader(self.checkpoint)
     self._forward = self._model
@@ -461,7 +461,7 @@ class JudgeQueue:
   With `antihack.judge_async` the rollout's Evaluator submits each episode as soon as it is
   graded (the rest of the rollout and the trainer's scoring pass run meanwhile), and the
   trainer calls `resolve(keys)` for the episodes of an update before its estimators: it
-  blocks until those verdicts are in, so a late verdict still corrects (rl.rewards.synthesize
+  blocks until those verdicts are in, so a late verdict still corrects (rl.outcome.rewards.synthesize
   again, with the judge's verdict) or removes its sample before it reaches the gradient.
   """
 

@@ -3,7 +3,7 @@
 The rollout engine calls `policy.act(requests)` once per turn with every episode that needs an
 action; a policy returns token ids, their sampler log-probabilities and the decoded text.
 `ScriptedExpert` solves synthetic tasks from `task.metadata["fix"]` with varied, realistic tool
-use (SFT demonstrations, end-to-end tests without a model); `ModelPolicy` wraps `rl.sampling`.
+use (SFT demonstrations, end-to-end tests without a model); `ModelPolicy` wraps `rl.env.sampling`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from rl.agent import TOOL_CALL_END, TOOL_CALL_START, ChatRenderer, solution_file_for
+from rl.env.tools import TOOL_CALL_END, TOOL_CALL_START, ChatRenderer, solution_file_for
 
 
 @dataclasses.dataclass
@@ -201,7 +201,7 @@ class ScriptedExpert(TextPolicy):
   and recover from it: a read of a file that does not exist (then it lists the files), an
   `edit_file` whose `old` is not in the file (then it reads the file), or a tool call with broken
   JSON (then it repeats the call). The episode still solves its task. SFT leaves the failed turn
-  out of the loss (`rl.batching.error_turn_keep(..., "error_turns")`), so the policy clones the
+  out of the loss (`rl.algo.batching.error_turn_keep(..., "error_turns")`), so the policy clones the
   recovery and not the mistake.
   """
 
@@ -377,7 +377,7 @@ def _row_keys(base, rollout: int, episode_ids: np.ndarray, turns: np.ndarray):
 
 
 class ModelPolicy:
-  """The trained model as a policy: batched multi-turn decoding with `rl.sampling.Sampler`.
+  """The trained model as a policy: batched multi-turn decoding with `rl.env.sampling.Sampler`.
 
   Each episode owns one row of the sampler's conversation batch for its whole life, so its KV
   cache is kept across turns and a turn only prefills the new observation tokens. Rows are freed
@@ -385,7 +385,7 @@ class ModelPolicy:
   the trajectory limit) are decoded in one call per distinct budget.
 
   Args:
-    sampler: an `rl.sampling.Sampler`; its max_cache_len must hold a whole trajectory
+    sampler: an `rl.env.sampling.Sampler`; its max_cache_len must hold a whole trajectory
       (>= config.agent.max_tokens_per_trajectory).
     renderer: the ChatRenderer (optional; decoding of actions is the engine's).
     params: policy weights to load into the sampler first (optional).

@@ -299,7 +299,7 @@ def process_reward(prev: ProcessState, new: ProcessState, settings: RewardSettin
 
 def compile_ok(files: Mapping[str, str]) -> bool:
   """True when every .py file compiles (a cheap process-reward signal, no execution)."""
-  from rl.agent import python_compiles  # pylint: disable=import-outside-toplevel
+  from rl.env.tools import python_compiles  # pylint: disable=import-outside-toplevel
 
   return all(python_compiles(text, path) for path, text in files.items() if path.endswith(".py"))
 
@@ -350,7 +350,7 @@ def synthesize(final_reward: float, verdicts: Iterable[Any] = (), *, no_gain_rew
 def apply_late_verdict(record: dict[str, Any], verdict: Any, *, no_gain_reward: float = 0.0) -> float:
   """Corrects a finished trajectory record with a verdict that arrived late (async judging).
 
-  `verdict`: an rl.antihack Verdict or an rl.judge JudgeVerdict. A flagged verdict sets
+  `verdict`: an rl.antihack Verdict or an rl.antihack.judge JudgeVerdict. A flagged verdict sets
   `final_reward` to `no_gain_reward`, `success` to False, zeroes positive per-step rewards and
   fills `hack`; an unflagged one only records its judge score. Returns the new final reward,
   which the trainer must use for the sample (or drop the sample) before the update.
