@@ -49,7 +49,6 @@ _ENUMS = {
 }
 
 _REGISTRY_FIELDS = {
-    "sandbox.backend": registry.SANDBOX_BACKENDS,
     "algo.advantage_estimator": registry.ADVANTAGE_ESTIMATORS,
     "algo.policy_loss": registry.POLICY_LOSSES,
     "algo.value_loss": registry.VALUE_LOSSES,
@@ -201,6 +200,10 @@ def validate(config: ml_collections.ConfigDict, *, num_devices: int | None = Non
   if config.optim.policy_trainable and config.sft.carry_optimizer_state:
     raise ConfigError("config.sft.carry_optimizer_state carries SFT's moments of every parameter; it "
                       "cannot be combined with optim.policy_trainable (a frozen subset)")
+  import sandbox  # pylint: disable=import-outside-toplevel  # its own backend registry
+  if config.sandbox.backend not in sandbox.backend_names():
+    raise ConfigError(f"config.sandbox.backend: unknown sandbox backend {config.sandbox.backend!r}; known "
+                      f"sandbox backends: {', '.join(sandbox.backend_names())}")
   for field, reg in _REGISTRY_FIELDS.items():
     value = get_field(config, field)
     try:

@@ -8,6 +8,9 @@ message instead of deep inside a training step.
     def gae_estimator(...): ...
 
     fn = ADVANTAGE_ESTIMATORS.get(config.algo.advantage_estimator)
+
+Sandbox backends have their own registry in `sandbox` (`sandbox.register_backend`), which never
+imports `rl`; the config check reads its names.
 """
 
 from __future__ import annotations
@@ -71,7 +74,6 @@ REWARD_SCHEMES = Registry("reward scheme")
 ANTIHACK_RULES = Registry("anti-hack rule set")
 JUDGES = Registry("judge backend")
 INSTRUMENTERS = Registry("instrumenter")
-SANDBOX_BACKENDS = Registry("sandbox backend")
 TASK_SOURCES = Registry("task source")
 # Plans of the scripted expert for task families that need their own (a task names its plan in
 # metadata["expert_plan"]; rl.env.actors.ScriptedExpert follows it): plan(expert, request, rng)
@@ -88,7 +90,6 @@ ALL_REGISTRIES = {
     "antihack_rules": ANTIHACK_RULES,
     "judges": JUDGES,
     "instrumenters": INSTRUMENTERS,
-    "sandbox_backends": SANDBOX_BACKENDS,
     "task_sources": TASK_SOURCES,
     "expert_plans": EXPERT_PLANS,
 }
@@ -103,7 +104,6 @@ BUILTIN_MODULES = (
     "rl.antihack",
     "rl.antihack.judge",
     "rl.env.instrumentation",
-    "rl.sandbox_backends",
     "rl.tasks",
     "rl.tasks.mle",
     "rl.tasks.long_horizon",

@@ -131,6 +131,8 @@ def make_run(trainer, batch, lengths, rng):
   import jax
   import numpy as np
 
+  from rl.algo.batch import TrainBatch
+
   state0 = trainer.state
   B, T = batch.tokens.shape
   advantages = rng.standard_normal((B, T)).astype(np.float32) * batch.action_mask
@@ -141,16 +143,16 @@ def make_run(trainer, batch, lengths, rng):
     t0 = time.perf_counter()
     scored = trainer._score(batch, 0.7, trim=trim)  # pylint: disable=protected-access
     t1 = time.perf_counter()
-    full = {"tokens": batch.tokens, "valid": batch.valid, "mask": batch.action_mask,
-            "advantages": advantages, "returns": returns,
-            "old_logprobs": scored["logprobs"] * batch.action_mask,
-            "old_values": scored["values"] * batch.action_mask,
-            "ref_logprobs": scored["logprobs"] * batch.action_mask,
-            "sampler_logprobs": scored["logprobs"] * batch.action_mask,
-            "token_weights": np.ones((B, T), np.float32), "sample_weights": np.ones(B, np.float32),
-            "has_sampler": np.ones(B, np.float32)}
-    trainer.ppo_epochs(full, lengths, 0.7, True, True, rng=np.random.default_rng(1), trim=trim,
-                       pack=pack)
+    train = TrainBatch(
+        tokens=batch.tokens, valid=batch.valid, mask=batch.action_mask, advantages=advantages,
+        returns=returns, old_logprobs=scored["logprobs"] * batch.action_mask,
+        old_values=scored["values"] * batch.action_mask,
+        ref_logprobs=scored["logprobs"] * batch.action_mask,
+        sampler_logprobs=scored["logprobs"] * batch.action_mask,
+        token_weights=np.ones((B, T), np.float32), sample_weights=np.ones(B, np.float32),
+        has_sampler=np.ones(B, np.float32), lengths=np.asarray(lengths, np.int32),
+        full_logprobs=scored["logprobs"])
+    trainer.ppo_epochs(train, 0.7, True, True, rng=np.random.default_rng(1), trim=trim, pack=pack)
     jax.block_until_ready(trainer.state)
     return t1 - t0, time.perf_counter() - t1, scored
 

@@ -20,10 +20,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from rl.env import tools as tools_lib  # noqa: E402
+from rl import config as config_lib
 from rl.env import actors  # noqa: E402
 from rl.env import rollout  # noqa: E402
-from rl import config as config_lib
+from rl.env import tools as tools_lib  # noqa: E402
 from rl.tasks import load_task_root  # noqa: E402
 from rl.tokenizer import load_tokenizer  # noqa: E402
 

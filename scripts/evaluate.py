@@ -19,9 +19,7 @@ one line on stderr, exit status 2.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -94,40 +92,54 @@ def main(argv):
 
 
 def evaluate(ks: list[int]) -> None:
-  from rl.train import trainer as trainer_lib
+  from flax import nnx
+
+  from rl import models as model_lib
+  from rl import tokenizer as tokenizer_lib
+  from rl.env import actors
+  from rl.env.rollout import RolloutEngine
+  from rl.env.tools import ChatRenderer
   from rl.tasks import load_task_root
+  from rl.train import evaluate as evaluate_lib
+  from rl.train import state as state_lib
 
   config = _CONFIG.value.unlock()
   checkpoint = Path(_CHECKPOINT.value)
   if (checkpoint / "config.json").exists() and any(checkpoint.glob("*.safetensors")):
     config.model.hf_checkpoint = str(checkpoint)
-    config.init_from = ""  # the checkpoint is the model (not the config's base weights)
+    init_from = ""  # the checkpoint is the model (not the config's base weights)
   elif (checkpoint / "checkpoints").exists():
-    config.init_from = str(checkpoint)
+    init_from = str(checkpoint)
   else:
     cli.fail(f"--checkpoint {checkpoint}: neither a Hugging Face directory nor a run directory")
-  config.tasks.sources = (("dir:" + str(Path(_TASKS.value).absolute()), 1.0),)
-  config.tasks.eval_sources = ()
-  # The trainer it runs on wants "training" tasks: any split the root has (a held-out-only root
-  # has no train split); the evaluated tasks are passed explicitly below.
-  splits = {t.split for t in load_task_root(_TASKS.value, split=_SPLIT.value)}
-  config.tasks.split = _SPLIT.value or ("train" if "train" in splits or not splits else sorted(splits)[0])
-  config.sft.enabled = False
-  config.trainer.eval_temperature = (_TEMPERATURE.value if _TEMPERATURE.value is not None
-                                     else (0.0 if _N.value == 1 else 1.0))
-  config.trainer.tasks_per_iteration = max(1, _ROWS.value)
-  config.optim.mini_batch_size = config.optim.micro_batch_size = 1
   tasks = load_task_root(_TASKS.value, split=_SPLIT.value)
   if _DIFFICULTY.value:
     tasks = [t for t in tasks if t.difficulty == _DIFFICULTY.value]
   if not tasks:
     cli.fail(f"no tasks in {_TASKS.value} (split {_SPLIT.value}, difficulty {_DIFFICULTY.value})")
-  workdir = tempfile.mkdtemp(prefix="evaluate-")
-  trainer = trainer_lib.Trainer(config.lock(), trainer_lib.prepare_workdir(config, workdir))
-  if config.init_from:
-    trainer._init_from(config.init_from)  # pylint: disable=protected-access
-  trainer.model_policy.begin(len(tasks) * _N.value)
-  result, episodes = trainer.evaluate(tasks, samples=_N.value, return_episodes=True)
+  temperature = _TEMPERATURE.value if _TEMPERATURE.value is not None else (0.0 if _N.value == 1 else 1.0)
+  rows = max(1, _ROWS.value)
+
+  # The policy as training rolls it out: the config's tokenizer, chat template, tool-call grammar
+  # and sampler, with the checkpoint's weights; no critic, no optimiser.
+  tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
+  renderer = ChatRenderer.from_config(tokenizer, config)
+  pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+  _, policy, _ = model_lib.build_models(config, len(tokenizer), renderer.end_of_turn_ids[-1], pad_id, critic=False)
+  graphdef, params = nnx.split(policy, nnx.Param)
+  if init_from:
+    params, _ = state_lib.load_weights(init_from, params, None, graphdef)
+  model_policy = actors.model_policy_from_config(config, graphdef, params, renderer, rows=rows, pad_id=pad_id,
+                                                 grammar=actors.tool_call_grammar(config, renderer))
+  model_policy.set_temperature(temperature)
+  model_policy.reseed(config.seed + 7)
+  model_policy.begin(len(tasks) * _N.value)
+  engine = RolloutEngine(config, model_policy, renderer)
+  engine.set_model_info(str(checkpoint), 0, temperature)
+  try:
+    result, episodes = evaluate_lib.evaluate(engine, tasks, samples=_N.value, rows=rows)
+  finally:
+    engine.evaluator.close()
   from rl.train.evaluate import pass_at_k_table
 
   result = {k.removeprefix("eval/"): v for k, v in result.items()}

@@ -19,10 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rl import cli  # noqa: E402
 from rl import config as config_lib  # noqa: E402
+from rl.env.trajectory import read_trajectories  # noqa: E402
 from rl.outcome import evaluator as evaluator_lib
 from rl.outcome import replay as replay_lib
 from rl.tasks import load_task  # noqa: E402
-from rl.env.trajectory import read_trajectories  # noqa: E402
 
 
 def select_record(path: str, index: int | None, episode_id: int | None, task_id: str) -> dict:

@@ -17,10 +17,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from rl import config as config_lib
+from rl.env.trajectory import read_trajectories  # noqa: E402
 from rl.outcome import evaluator as evaluator_lib
 from rl.outcome import replay as replay_lib
 from rl.tasks import load_task  # noqa: E402
-from rl.env.trajectory import read_trajectories  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

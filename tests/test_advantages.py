@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rl.algo import advantages as adv
+from rl.algo.batch import AlgoSettings
 from rl.registry import ADVANTAGE_ESTIMATORS
 
 IMPLEMENTATIONS = sorted(adv.GAE_IMPLEMENTATIONS)
@@ -272,13 +273,20 @@ ALGO = {"gamma": 1.0, "lam": 0.95, "value_lam": 1.0, "adaptive_lam_alpha": 0.0,
         "discount_per": "token", "truncation": "bootstrap", "whiten_advantages": False}
 
 
+def estimate(name, batch, algo=ALGO):
+  """Estimator `name` called as make_train_batch calls it: its declared options from the frozen
+  AlgoSettings."""
+  settings = AlgoSettings(advantage_estimator=name, **algo)
+  return ADVANTAGE_ESTIMATORS.get(name)(batch, **settings.estimator_options())
+
+
 def test_registry_has_all_estimators():
   assert {"gae", "grpo", "drgrpo", "rloo", "reinforce_pp"} <= set(ADVANTAGE_ESTIMATORS.names())
 
 
 def test_gae_estimator_decoupled_lambda_and_bootstrap():
   batch = _batch()
-  a, r = ADVANTAGE_ESTIMATORS.get("gae")(batch, {"algo": ALGO})
+  a, r = estimate("gae", batch)
   rewards = adv.place_terminal_reward(batch["scores"], batch["mask"])
   last = adv.last_action_index(batch["mask"])
   boot = np.where(batch["truncated"], batch["values"][np.arange(4), last + 1], 0.0)
@@ -286,10 +294,10 @@ def test_gae_estimator_decoupled_lambda_and_bootstrap():
   _, expected_r = reference_gae(rewards, batch["values"], batch["mask"], 1.0, 1.0, boot)
   np.testing.assert_allclose(a, expected_a * batch["mask"], atol=1e-5)
   np.testing.assert_allclose(r, expected_r * batch["mask"], atol=1e-5)
-  terminal, _ = ADVANTAGE_ESTIMATORS.get("gae")(batch, dict(ALGO, truncation="terminal"))
+  terminal, _ = estimate("gae", batch, dict(ALGO, truncation="terminal"))
   expected_t, _ = reference_gae(rewards, batch["values"], batch["mask"], 1.0, 0.95)
   np.testing.assert_allclose(terminal, expected_t * batch["mask"], atol=1e-5)
-  metrics = adv.truncation_metrics(batch, dict(ALGO, advantage_estimator="gae"))
+  metrics = adv.truncation_metrics(batch["truncated"], advantage_estimator="gae", truncation="bootstrap")
   assert metrics == {"adv/truncated_frac": 0.25, "adv/truncation_bootstrapped": 1.0}
 
 
@@ -298,7 +306,7 @@ def test_gae_estimator_whitening_adaptive_lambda_and_turns():
   batch["token_rewards"] = np.full(batch["mask"].shape, 0.1, np.float32)
   algo = dict(ALGO, whiten_advantages=True, adaptive_lam_alpha=0.5, discount_per="turn",
               gamma=0.9)
-  a, _ = ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
+  a, _ = estimate("gae", batch, algo)
   mask = batch["mask"]
   rewards = adv.place_terminal_reward(batch["scores"], mask) + 0.1
   last = adv.last_action_index(mask)
@@ -315,7 +323,7 @@ def test_group_estimators_broadcast_over_action_tokens():
   for name, fn in (("grpo", lambda s, g: adv.grpo(s, g)),
                    ("drgrpo", lambda s, g: adv.grpo(s, g, normalize_std=False)),
                    ("rloo", adv.rloo)):
-    a, r = ADVANTAGE_ESTIMATORS.get(name)(batch, ALGO)
+    a, r = estimate(name, batch, ALGO)
     assert r is None
     expected = np.asarray(fn(batch["scores"], batch["group_ids"]))[:, None] * batch["mask"]
     np.testing.assert_allclose(a, expected, atol=1e-6)
@@ -323,7 +331,7 @@ def test_group_estimators_broadcast_over_action_tokens():
 
 def test_reinforce_pp_estimator_uses_group_baseline():
   batch = _batch(3)
-  a, r = ADVANTAGE_ESTIMATORS.get("reinforce_pp")(batch, ALGO)
+  a, r = estimate("reinforce_pp", batch, ALGO)
   assert r is None
   baseline = np.asarray(adv.group_mean_baseline(batch["scores"], batch["group_ids"]))
   rewards = adv.place_terminal_reward(baseline, batch["mask"])
@@ -343,9 +351,9 @@ def test_estimators_drop_rows_without_action_tokens(name, discount_per):
   full["group_ids"] = np.array([0, 0, 1, 1, 1])
   full["token_rewards"] = np.full(full["mask"].shape, 0.1, np.float32) * full["mask"]
   algo = dict(ALGO, discount_per=discount_per, whiten_advantages=True)
-  a, r = ADVANTAGE_ESTIMATORS.get(name)(full, algo)
+  a, r = estimate(name, full, algo)
   keep = np.array([0, 1, 3, 4])
-  want_a, want_r = ADVANTAGE_ESTIMATORS.get(name)({k: v[keep] for k, v in full.items()}, algo)
+  want_a, want_r = estimate(name, {k: v[keep] for k, v in full.items()}, algo)
   np.testing.assert_array_equal(np.asarray(a)[2], 0.0)
   np.testing.assert_allclose(np.asarray(a)[keep], want_a, atol=1e-6)
   if want_r is None:
@@ -359,9 +367,9 @@ def test_estimator_missing_key_names_it():
   batch = _batch()
   del batch["values"]
   with pytest.raises(KeyError, match="values"):
-    ADVANTAGE_ESTIMATORS.get("gae")(batch, ALGO)
+    estimate("gae", batch, ALGO)
   with pytest.raises(KeyError, match="group_ids"):
-    ADVANTAGE_ESTIMATORS.get("grpo")({"mask": batch["mask"], "scores": batch["scores"]}, ALGO)
+    estimate("grpo", {"mask": batch["mask"], "scores": batch["scores"]}, ALGO)
 
 
 # --- bad input -----------------------------------------------------------------------------
@@ -438,21 +446,31 @@ def test_truncation_bootstraps_from_the_state_after_the_last_action_token():
   batch = {"mask": mask, "values": values, "scores": np.array([1.0], np.float32),
            "truncated": np.array([True])}
   algo = dict(ALGO, lam=1.0, value_lam=1.0)
-  np.testing.assert_allclose(adv.truncation_bootstrap(batch, algo), [5.0])
-  a, r = ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
+  np.testing.assert_allclose(adv.truncation_bootstrap(batch, "bootstrap"), [5.0])
+  a, r = estimate("gae", batch, algo)
   # delta(t2) = 1 + 5 - 2 = 4; delta(t1) = 0 + 2 - 1 = 1; lam 1: A = 5, 4; returns = A + V = 6, 6.
   np.testing.assert_allclose(a, [[0.0, 5.0, 4.0, 0.0, 0.0]], atol=1e-6)
   np.testing.assert_allclose(r, [[0.0, 6.0, 6.0, 0.0, 0.0]], atol=1e-6)
   with pytest.raises(ValueError, match="after its last action token"):
-    adv.truncation_bootstrap({**batch, "mask": np.array([[0, 1, 1, 1, 1]], np.float32)}, algo)
+    adv.truncation_bootstrap({**batch, "mask": np.array([[0, 1, 1, 1, 1]], np.float32)}, "bootstrap")
 
 
-def test_estimators_read_the_config_without_fallbacks():
-  """A field missing from the config is an error naming it, not a second default (lam once fell
-  back to 0.95 where the default config says 0.5)."""
+def test_estimators_take_their_options_without_fallbacks():
+  """An option an estimator declares and is not given is an error naming it, not a second
+  default (lam once fell back to 0.95 where the default config says 0.5); a config missing an
+  algo field fails when AlgoSettings reads it."""
   batch = _batch()
   algo = {k: v for k, v in ALGO.items() if k != "lam"}
+  with pytest.raises(TypeError, match="lam"):
+    ADVANTAGE_ESTIMATORS.get("gae")(batch, **algo)
+  with pytest.raises(TypeError, match="discount_per"):
+    ADVANTAGE_ESTIMATORS.get("reinforce_pp")(batch, gamma=1.0)
+  assert AlgoSettings(advantage_estimator="grpo").estimator_options() == {}
+  assert AlgoSettings(advantage_estimator="reinforce_pp", gamma=0.9).estimator_options() == {
+      "gamma": 0.9, "discount_per": "token"}
+  from configs import default
+  config = default.get_config()
+  with config.unlocked():
+    del config.algo["lam"]
   with pytest.raises(AttributeError, match="lam"):
-    ADVANTAGE_ESTIMATORS.get("gae")(batch, algo)
-  with pytest.raises(AttributeError, match="discount_per"):
-    ADVANTAGE_ESTIMATORS.get("reinforce_pp")(batch, {"gamma": 1.0})
+    AlgoSettings.from_config(config)

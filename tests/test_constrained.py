@@ -9,10 +9,10 @@ import pytest
 from flax import nnx
 
 from rl.env import tools as tools_lib
-from rl.env.constrained import DEAD, ToolCallGrammar
-from rl.models import init_model, tiny_config, token_logprobs
 from rl.env.actors import tool_call_text
+from rl.env.constrained import DEAD, ToolCallGrammar
 from rl.env.sampling import Sampler
+from rl.models import init_model, tiny_config, token_logprobs
 from rl.tokenizer import load_tokenizer, stop_token_ids
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rl.env import tools as tools_lib
 from rl.env import actors
+from rl.env import tools as tools_lib
 from rl.env.actors import minimal_edit
 from rl.tasks.synthetic.library import LIBRARY
 from rl.tasks.synthetic.mutate import enumerate_mutations

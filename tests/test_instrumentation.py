@@ -12,8 +12,8 @@ import pytest
 
 from configs import default
 from rl import config_fields
-from rl.env import instrumentation as instr
 from rl import registry
+from rl.env import instrumentation as instr
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures" / "instrumentation_programs"
 PROGRAMS = sorted(FIXTURES.glob("p*.py"))

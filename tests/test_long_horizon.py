@@ -12,9 +12,9 @@ import sys
 import pytest
 
 from configs.experiments import long_horizon
-from rl.env import tools as tools_lib
 from rl.env import actors
 from rl.env import rollout
+from rl.env import tools as tools_lib
 from rl.registry import EXPERT_PLANS, TASK_SOURCES
 from rl.tasks.long_horizon import LongSettings, generate_long, name_split
 from rl.tasks.long_horizon.expert import _fit

@@ -235,13 +235,13 @@ def test_duration_weights():
     losses.duration_weights(np.array([-1.0, 1.0]), "linear")
 
 
-def test_registered_losses_read_the_config():
+def test_registered_losses_read_the_update_settings():
+  from rl.algo.update import UpdateSettings
   mask, arr, _ = _micro_problem(2)
-  algo = {"clip_low": 0.1, "clip_high": 0.28, "clip_c": 3.0, "loss_agg": "seq-mean-token-mean",
-          "value_clip": 0.2, "gspo_clip_low": 3e-4, "gspo_clip_high": 4e-4,
-          "gspo_loss_agg": "seq-mean-token-mean"}
-  got, _ = POLICY_LOSSES.get("ppo")(arr["log_prob"], arr["old_log_prob"], arr["advantages"], mask,
-                                    {"algo": algo})
+  algo = UpdateSettings(clip_low=0.1, clip_high=0.28, clip_c=3.0, loss_agg="seq-mean-token-mean",
+                        value_clip=0.2, gspo_clip_low=3e-4, gspo_clip_high=4e-4,
+                        gspo_loss_agg="seq-mean-token-mean")
+  got, _ = POLICY_LOSSES.get("ppo")(arr["log_prob"], arr["old_log_prob"], arr["advantages"], mask, algo)
   want, _ = losses.ppo_policy_loss(arr["log_prob"], arr["old_log_prob"], arr["advantages"], mask,
                                    clip_low=0.1, clip_high=0.28, agg="seq-mean-token-mean")
   assert float(got) == pytest.approx(float(want))

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from configs import default
-from rl.train import memory_plan
-from rl import parallel
 from rl import models as model_lib
+from rl import parallel
 from rl import tokenizer as tokenizer_lib
 from rl.algo import update as update_lib
 from rl.models.transformer import KVCache
+from rl.train import memory_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "memory_plan.py"

@@ -13,12 +13,12 @@ import pytest
 from sklearn import metrics as skm
 
 from configs import default
-from rl.env import instrumentation as instr
 from rl import registry
+from rl.env import instrumentation as instr
 from rl.outcome.rewards import RewardSettings
 from rl.tasks import load_task, load_task_root
-from rl.tasks.mle import build, competitions, grader, references, runner
 from rl.tasks.mle import InvalidSubmission, grade_submission, make_mle_tasks, mle_task_source
+from rl.tasks.mle import build, competitions, grader, references, runner
 
 
 @pytest.fixture(scope="module")

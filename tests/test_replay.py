@@ -10,12 +10,12 @@ import sys
 
 import pytest
 
-from rl.env import tools as tools_lib
 from rl.env import actors
 from rl.env import rollout
+from rl.env import tools as tools_lib
+from rl.env.trajectory import TrajectoryWriter, load_trajectories
 from rl.outcome import replay as replay_lib
 from rl.tokenizer import load_tokenizer
-from rl.env.trajectory import TrajectoryWriter, load_trajectories
 from test_rollout_helpers import make_config, make_engine, make_task
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

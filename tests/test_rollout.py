@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from rl.env import tools as tools_lib
 from rl.env import actors
-from rl.env import rollout
 from rl.env import episode as episode_lib
+from rl.env import rollout
+from rl.env import tools as tools_lib
 from rl.env import trajectory as trajectory_lib
 from rl.tokenizer import load_tokenizer
 from sandbox import SandboxError

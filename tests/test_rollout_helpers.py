@@ -16,8 +16,8 @@ import subprocess
 import tempfile
 
 from configs import default as default_config
-from rl.env import tools as tools_lib
 from rl.env import rollout
+from rl.env import tools as tools_lib
 from rl.outcome import evaluator as evaluator_lib
 
 

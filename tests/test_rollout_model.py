@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rl.env import tools as tools_lib
 from rl.env import actors
+from rl.env import tools as tools_lib
 from rl.models import init_model, tiny_config
 from rl.tokenizer import load_tokenizer, stop_token_ids
 from test_rollout_helpers import make_config, make_engine, make_task

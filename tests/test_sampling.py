@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl.models import init_model, load_hf_checkpoint, tiny_config, token_logprobs
 from rl.env.sampling import CacheOverflowError, Sampler
+from rl.models import init_model, load_hf_checkpoint, tiny_config, token_logprobs
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 

@@ -343,37 +343,41 @@ def test_init_from_a_hugging_face_directory(tmp_path, tasks_root, monkeypatch):
   from flax import nnx
 
   from rl.models import init_model, save_hf_checkpoint
+  from rl.train import state as state_lib
 
   cfg = tiny_config(tasks_root, iterations=0)
   trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, tmp_path / "run"))
   config = nnx.merge(trainer.policy_graphdef, trainer.state.policy).config
   other = init_model(config, seed=5)
   save_hf_checkpoint(other, tmp_path / "hf")
-  trainer._init_from(str(tmp_path / "hf"))
+  policy, critic = state_lib.load_weights(tmp_path / "hf", trainer.state.policy, trainer.state.critic,
+                                          trainer.policy_graphdef)
+  assert critic is trainer.state.critic  # an HF directory holds a policy
+  trainer.state = trainer.state.replace(policy=policy)
   for got, want in zip(jax.tree.leaves(trainer.state.policy), jax.tree.leaves(nnx.state(other, nnx.Param))):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
   save_hf_checkpoint(init_model(dataclasses.replace(config, intermediate_size=config.intermediate_size * 2)),
                      tmp_path / "wide")
   with pytest.raises(ValueError, match="init_from .*do not fit config.model"):
-    trainer._init_from(str(tmp_path / "wide"))
+    state_lib.load_weights(tmp_path / "wide", trainer.state.policy, None, trainer.policy_graphdef)
   with pytest.raises(FileNotFoundError, match="config.init_from: no such directory"):
-    trainer_lib.resolve_init_from(tmp_path / "missing")
+    state_lib.resolve_init_from(tmp_path / "missing")
   monkeypatch.chdir(tmp_path)
-  assert trainer_lib.resolve_init_from("rl/assets") == Path(trainer_lib.__file__).resolve().parents[1] / "rl/assets"
+  assert state_lib.resolve_init_from("rl/assets") == Path(state_lib.__file__).resolve().parents[2] / "rl/assets"
 
 
 def test_heldout_tasks_come_from_eval_sources_when_set(tmp_path, tasks_root):
   """config.tasks.eval_sources: the held-out tasks are the eval_split of their own mixture (the
   default's synthetic_heldout root), not of the training root."""
-  import types
   c = tiny_config(tasks_root).unlock()
   c.tasks.verify_with = "subprocess"  # the bundled functions; isolation is tested elsewhere
   c.tasks.difficulty = "easy"
   c.tasks.eval_sources = (("synthetic_heldout", 1.0),)
   c.tasks.eval_num_synthetic = 5
-  host = types.SimpleNamespace(config=c.lock(), workdir=tmp_path)
-  train, heldout = trainer_lib.Trainer._load_tasks(host)  # pylint: disable=protected-access
+  from rl.train import progress
+  tasks = trainer_lib.load_task_sets(c.lock(), tmp_path, progress.PlainDisplay())
+  train, heldout = tasks.train, tasks.heldout
   assert len(heldout) == 5 and all(t.split == "heldout" and t.difficulty == "easy" for t in heldout)
   assert not {t.id for t in heldout} & {t.id for t in train}
   assert all(str(t.dir).startswith(str(tmp_path / "tasks" / "synthetic_heldout")) for t in heldout)
@@ -513,10 +517,12 @@ def test_learning_rate_schedules_count_each_optimisers_steps(scripted_iteration)
 def _bare_trainer(config):
   """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
   from rl.algo import update as update_lib
+  from rl.algo.batch import AlgoSettings
 
   trainer = trainer_lib.Trainer.__new__(trainer_lib.Trainer)
   trainer.config = config
   trainer.settings = update_lib.UpdateSettings.from_config(config)
+  trainer.algo = AlgoSettings.from_config(config)
   trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
   trainer.state, trainer.mesh, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
   trainer.processes, trainer.process, trainer.multiprocess = 1, 0, False
@@ -531,16 +537,18 @@ def _bare_trainer(config):
   return trainer
 
 
-def _full_batch(lengths, T):
+def _train_batch(lengths, T):
+  from rl.algo.batch import TrainBatch
   rows = len(lengths)
   valid = (np.arange(T)[None] < np.asarray(lengths)[:, None]).astype(np.float32)
   mask = valid.copy()
   mask[:, :2] = 0
-  per_token = {k: np.zeros((rows, T), np.float32) for k in (
-      "advantages", "returns", "old_logprobs", "old_values", "ref_logprobs", "sampler_logprobs")}
-  return {"tokens": np.ones((rows, T), np.int32), "valid": valid, "mask": mask, **per_token,
-          "token_weights": np.ones((rows, T), np.float32), "sample_weights": np.ones((rows,), np.float32),
-          "has_sampler": np.ones((rows,), np.float32)}
+  zeros = lambda: np.zeros((rows, T), np.float32)  # noqa: E731
+  return TrainBatch(tokens=np.ones((rows, T), np.int32), valid=valid, mask=mask, advantages=zeros(),
+                    returns=zeros(), old_logprobs=zeros(), old_values=zeros(), ref_logprobs=zeros(),
+                    sampler_logprobs=zeros(), token_weights=np.ones((rows, T), np.float32),
+                    sample_weights=np.ones((rows,), np.float32), has_sampler=np.ones((rows,), np.float32),
+                    lengths=np.asarray(lengths, np.int32), full_logprobs=zeros())
 
 
 @pytest.mark.parametrize("loss_agg", ["token-mean", "seq-mean-token-mean"])
@@ -552,5 +560,5 @@ def test_gspo_minibatches_are_never_packed(tasks_root, loss_agg):
     overrides = {"algo.policy_loss": policy_loss, "algo.gspo_loss_agg": loss_agg, "optim.mini_batch_size": 4,
                  "trainer.pad_multiple": 8}
     trainer = _bare_trainer(tiny_config(tasks_root, **overrides))
-    trainer.ppo_epochs(_full_batch(lengths, 64), lengths, 1.0, True, True, rng=np.random.default_rng(0))
+    trainer.ppo_epochs(_train_batch(lengths, 64), 1.0, True, True, rng=np.random.default_rng(0))
     assert [("segment_ids" in mb) for mb, _, _, _ in trainer.calls] == [packs], policy_loss

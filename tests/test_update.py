@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from flax import nnx
 
-from rl import models as model_lib
 from rl import config as config_lib
+from rl import models as model_lib
 from rl.algo import update as update_lib
 
 
@@ -351,7 +351,7 @@ def test_gspo_gets_its_own_clip_range_and_aggregation_from_the_config():
   mask[1, 3:] = 0  # rows of different lengths: seq-mean-token-mean differs from token-mean
   log_prob = rng.normal(size=(2, 6)).astype(np.float32) * 0.01 - 1.0
   old, adv = log_prob - 0.01 * mask, rng.normal(size=(2, 6)).astype(np.float32) * mask
-  got, _ = POLICY_LOSSES.get("gspo")(log_prob, old, adv, mask, settings.algo)
+  got, _ = POLICY_LOSSES.get("gspo")(log_prob, old, adv, mask, settings)
   want, _ = gspo_policy_loss(log_prob, old, adv, mask)  # the function's documented defaults
   assert float(got) == pytest.approx(float(want), rel=1e-6)
   assert (settings.gspo_clip_low, settings.gspo_clip_high, settings.gspo_loss_agg) == (

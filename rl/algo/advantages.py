@@ -4,13 +4,16 @@ The math is jitted pure functions over `[B, T]` arrays; argument checks run on t
 on concrete arrays only, before anything is traced. Estimators are registered by name in
 `rl.registry.ADVANTAGE_ESTIMATORS` and share one calling convention:
 
-    advantages, returns = ADVANTAGE_ESTIMATORS.get(name)(batch, config)
+    advantages, returns = ADVANTAGE_ESTIMATORS.get(name)(batch, **options)
 
 `batch` maps names to arrays (`mask` [B, T] always; `scores` [B], `token_rewards` [B, T],
 `values` [B, T] (V(s_t), the state that predicts token t; GAE reads them at action tokens and,
 for a truncated row it bootstraps, one position after its last), `group_ids` [B], `turn_ends`
 [B, T], `truncated` [B] as the estimator needs),
-`config` is the config or its `algo` section. Both outputs are `[B, T]` and zero where
+`options` are the keyword-only arguments the estimator declares (gae: gamma, lam, value_lam,
+adaptive_lam_alpha, discount_per, truncation, whiten_advantages; reinforce_pp: gamma,
+discount_per; the group estimators: none), which `rl.algo.batch.AlgoSettings.estimator_options`
+takes from the frozen settings. Both outputs are `[B, T]` and zero where
 `mask == 0`; `returns` (value targets) is None for estimators without a critic. A row without
 an action token is left out (zeros; not in any whitening or group baseline). See
 docs/algorithms.md for the formulas and conventions.
@@ -19,108 +22,14 @@ docs/algorithms.md for the formulas and conventions.
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping
+from typing import Mapping
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 
+from rl.algo.arrays import Array, as_float32, check_array, is_concrete, per_sequence, shape_of
 from rl.registry import ADVANTAGE_ESTIMATORS
-
-Array = Any  # numpy or jax array
-
-# --------------------------------------------------------------------------------------
-# Argument checks. They run on concrete arrays only (never on tracers), so they cost one
-# reduction per argument (no copy, no compilation on CPU) and nothing inside jit.
-# --------------------------------------------------------------------------------------
-
-
-def _is_concrete(x: Array) -> bool:
-  return not isinstance(x, jax.core.Tracer)
-
-
-def _shape(x: Array) -> tuple[int, ...]:
-  return tuple(np.shape(x))
-
-
-def _values_ok(x: Array, binary: bool) -> bool:
-  """Whether a concrete array holds only 0/1 (`binary`) or only finite numbers."""
-  if isinstance(x, jax.Array) and any(d.platform != "cpu" for d in x.devices()):
-    # On an accelerator: reduce there and move one bool, not the array.
-    return bool(_jit_is_binary(x) if binary else _jit_is_finite(x))
-  a = np.asarray(x)  # zero-copy for NumPy and CPU jax arrays
-  if binary:
-    return bool(np.all((a == 0) | (a == 1)))
-  return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
-
-
-def check_array(fn: str, name: str, x: Array, *, ndim: int, shape: tuple[int, ...] | None = None,
-                finite: bool = True, binary: bool = False) -> None:
-  """Raises a ValueError naming `fn` and argument `name` when `x` is unusable.
-
-  Checks the rank, the exact shape (no broadcasting), non-emptiness, and on concrete
-  arrays that values are finite (`finite`) or exactly 0/1 (`binary`).
-  """
-  if x is None:
-    raise ValueError(f"{fn}: argument {name!r} is required, got None")
-  if not hasattr(x, "shape"):
-    x = np.asarray(x)
-  if x.ndim != ndim:
-    raise ValueError(f"{fn}: {name!r} must be {ndim}-D, got shape {_shape(x)}")
-  if shape is not None and _shape(x) != tuple(shape):
-    raise ValueError(f"{fn}: {name!r} has shape {_shape(x)} but must have shape {tuple(shape)} "
-                     "(arrays are never broadcast)")
-  if any(d == 0 for d in _shape(x)):
-    raise ValueError(f"{fn}: {name!r} is empty (shape {_shape(x)}); empty batches are not allowed")
-  if not _is_concrete(x):
-    return
-  if binary and not _values_ok(x, binary=True):
-    raise ValueError(f"{fn}: {name!r} must contain only 0 and 1")
-  if not binary and finite and not _values_ok(x, binary=False):
-    raise ValueError(f"{fn}: {name!r} contains NaN or infinite values")
-
-
-@jax.jit
-def _jit_is_binary(x):
-  return jnp.all((x == 0) | (x == 1))
-
-
-@jax.jit
-def _jit_is_finite(x):
-  return jnp.all(jnp.isfinite(x)) if jnp.issubdtype(x.dtype, jnp.inexact) else jnp.bool_(True)
-
-
-def _check_scalar(fn: str, name: str, value: Any, lo: float, hi: float) -> None:
-  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.floating, np.integer)):
-    raise ValueError(f"{fn}: {name!r} must be a number in [{lo}, {hi}], got {value!r}")
-  if not lo <= float(value) <= hi:
-    raise ValueError(f"{fn}: {name!r} must be in [{lo}, {hi}], got {value!r}")
-
-
-def _float(x: Array) -> jax.Array:
-  return jnp.asarray(x, jnp.float32)
-
-
-def _per_sequence(fn: str, name: str, value: Any, batch: int, lo: float, hi: float) -> Array:
-  """A scalar or a [B] array of per-sequence coefficients, as a [B] float32 array.
-
-  Concrete values stay NumPy arrays: building these tiny vectors on the host avoids a
-  device dispatch per argument on every call.
-  """
-  if np.ndim(value) == 0 and _is_concrete(value):
-    _check_scalar(fn, name, value if not hasattr(value, "item") else value.item(), lo, hi)
-    return np.full((batch,), float(value), np.float32)
-  if np.ndim(value) == 0:
-    return jnp.full((batch,), value, jnp.float32)
-  check_array(fn, name, value, ndim=1, shape=(batch,))
-  if not _is_concrete(value):
-    return _float(value)
-  v = np.asarray(value, np.float32)
-  if np.any(v < lo) or np.any(v > hi):
-    raise ValueError(f"{fn}: {name!r} values must lie in [{lo}, {hi}]")
-  return v
-
 
 # --------------------------------------------------------------------------------------
 # The masked reverse recurrence as an associative scan.
@@ -271,26 +180,26 @@ def gae(rewards: Array, values: Array, mask: Array, *, gamma: float | Array, lam
   """
   fn = "gae"
   check_array(fn, "rewards", rewards, ndim=2)
-  shape = _shape(rewards)
+  shape = shape_of(rewards)
   check_array(fn, "values", values, ndim=2, shape=shape)
   check_array(fn, "mask", mask, ndim=2, shape=shape, binary=True)
   batch = shape[0]
-  gamma_b = _per_sequence(fn, "gamma", gamma, batch, 0.0, 1.0)
-  lam_b = _per_sequence(fn, "lam", lam, batch, 0.0, 1.0)
+  gamma_b = per_sequence(fn, "gamma", gamma, batch, 0.0, 1.0)
+  lam_b = per_sequence(fn, "lam", lam, batch, 0.0, 1.0)
   if bootstrap_values is None:
     bootstrap = np.zeros((batch,), np.float32)
   else:
     check_array(fn, "bootstrap_values", bootstrap_values, ndim=1, shape=(batch,))
-    bootstrap = _float(bootstrap_values)
+    bootstrap = as_float32(bootstrap_values)
   ends = None
   if turn_ends is not None:
     check_array(fn, "turn_ends", turn_ends, ndim=2, shape=shape, binary=True)
-    ends = _float(turn_ends)
+    ends = as_float32(turn_ends)
   if implementation not in GAE_IMPLEMENTATIONS:
     raise ValueError(f"gae: unknown implementation {implementation!r}; known: "
                      f"{', '.join(GAE_IMPLEMENTATIONS)}")
   return GAE_IMPLEMENTATIONS[implementation](
-      _float(rewards), _float(values), _float(mask), ends, gamma_b, gamma_b * lam_b, bootstrap)
+      as_float32(rewards), as_float32(values), as_float32(mask), ends, gamma_b, gamma_b * lam_b, bootstrap)
 
 
 # --------------------------------------------------------------------------------------
@@ -342,7 +251,7 @@ def turn_ends_from_turn_ids(turn_ids: Array, mask: Array) -> np.ndarray:
   """
   fn = "turn_ends_from_turn_ids"
   check_array(fn, "mask", mask, ndim=2, binary=True)
-  check_array(fn, "turn_ids", turn_ids, ndim=2, shape=_shape(mask))
+  check_array(fn, "turn_ids", turn_ids, ndim=2, shape=shape_of(mask))
   m = np.asarray(mask) > 0
   ids = np.asarray(turn_ids)
   out = np.zeros(m.shape, np.float32)
@@ -423,14 +332,14 @@ def masked_whiten(x: Array, mask: Array, *, shift_mean: bool = True, eps: float 
   """
   fn = "masked_whiten"
   check_array(fn, "x", x, ndim=np.ndim(x))
-  check_array(fn, "mask", mask, ndim=np.ndim(x), shape=_shape(x), binary=True)
-  if _is_concrete(mask):
+  check_array(fn, "mask", mask, ndim=np.ndim(x), shape=shape_of(x), binary=True)
+  if is_concrete(mask):
     count = float(np.asarray(mask, np.float64).sum()) if not isinstance(mask, jax.Array) \
         else float(jnp.sum(mask))
     if count < 2:
       raise ValueError(f"masked_whiten: 'mask' has {count:g} valid tokens; the unbiased variance "
                        "needs at least 2")
-  return _masked_whiten_core(_float(x), _float(mask), eps, shift_mean)
+  return _masked_whiten_core(as_float32(x), as_float32(mask), eps, shift_mean)
 
 
 def scale_advantages_by_sign(advantages: Array, mask: Array, *, positive: float = 1.0,
@@ -445,12 +354,12 @@ def scale_advantages_by_sign(advantages: Array, mask: Array, *, positive: float 
   """
   fn = "scale_advantages_by_sign"
   check_array(fn, "advantages", advantages, ndim=np.ndim(advantages))
-  check_array(fn, "mask", mask, ndim=np.ndim(advantages), shape=_shape(advantages), binary=True)
+  check_array(fn, "mask", mask, ndim=np.ndim(advantages), shape=shape_of(advantages), binary=True)
   for name, scale in (("positive", positive), ("negative", negative)):
     if not 0.0 <= float(scale) <= 1.0:
       raise ValueError(f"{fn}: {name!r} must be in [0, 1], got {scale}")
-  a = _float(advantages)
-  return jnp.where(a < 0, a * float(negative), a * float(positive)) * _float(mask)
+  a = as_float32(advantages)
+  return jnp.where(a < 0, a * float(negative), a * float(positive)) * as_float32(mask)
 
 
 def high_entropy_token_weights(entropy: Array, mask: Array, fraction: float) -> np.ndarray:
@@ -465,7 +374,7 @@ def high_entropy_token_weights(entropy: Array, mask: Array, fraction: float) -> 
   """
   fn = "high_entropy_token_weights"
   check_array(fn, "entropy", entropy, ndim=2)
-  check_array(fn, "mask", mask, ndim=2, shape=_shape(entropy), binary=True)
+  check_array(fn, "mask", mask, ndim=2, shape=shape_of(entropy), binary=True)
   if not 0.0 < float(fraction) <= 1.0:
     raise ValueError(f"{fn}: 'fraction' must be in (0, 1], got {fraction}")
   ent, m = np.asarray(entropy, np.float64), np.asarray(mask, np.float64) > 0
@@ -481,8 +390,8 @@ def high_entropy_token_weights(entropy: Array, mask: Array, fraction: float) -> 
 
 def _check_group_args(fn: str, scores: Array, group_ids: Array) -> None:
   check_array(fn, "scores", scores, ndim=1)
-  check_array(fn, "group_ids", group_ids, ndim=1, shape=_shape(scores))
-  if _is_concrete(group_ids) and np.asarray(group_ids).dtype.kind not in "iub":
+  check_array(fn, "group_ids", group_ids, ndim=1, shape=shape_of(scores))
+  if is_concrete(group_ids) and np.asarray(group_ids).dtype.kind not in "iub":
     ids = np.asarray(group_ids)
     if not np.all(ids == np.round(ids)):
       raise ValueError(f"{fn}: 'group_ids' must be integers")
@@ -508,7 +417,7 @@ def grpo(scores: Array, group_ids: Array, *, normalize_std: bool = True, eps: fl
   std 1, so its advantage is its score (divided by 1 + eps). The std uses N-1.
   """
   _check_group_args("grpo", scores, group_ids)
-  return _grpo_core(_float(scores), jnp.asarray(group_ids), eps, bool(normalize_std))
+  return _grpo_core(as_float32(scores), jnp.asarray(group_ids), eps, bool(normalize_std))
 
 
 @jax.jit
@@ -525,13 +434,13 @@ def rloo(scores: Array, group_ids: Array) -> jax.Array:
   A group of one has no other sample, so its baseline is 0 (as in verl).
   """
   _check_group_args("rloo", scores, group_ids)
-  return _rloo_core(_float(scores), jnp.asarray(group_ids))
+  return _rloo_core(as_float32(scores), jnp.asarray(group_ids))
 
 
 def group_mean_baseline(scores: Array, group_ids: Array) -> jax.Array:
   """[B] score minus its group mean (groups of one keep their score), REINFORCE++-baseline."""
   _check_group_args("group_mean_baseline", scores, group_ids)
-  return _grpo_core(_float(scores), jnp.asarray(group_ids), 0.0, False)
+  return _grpo_core(as_float32(scores), jnp.asarray(group_ids), 0.0, False)
 
 
 def reinforce_pp(rewards: Array, mask: Array, *, gamma: float = 1.0,
@@ -543,26 +452,14 @@ def reinforce_pp(rewards: Array, mask: Array, *, gamma: float = 1.0,
   first (`group_mean_baseline`) for the REINFORCE++-baseline variant.
   """
   check_array("reinforce_pp", "rewards", rewards, ndim=2)
-  zeros = np.zeros(_shape(rewards), np.float32)
+  zeros = np.zeros(shape_of(rewards), np.float32)
   advantages, _ = gae(rewards, zeros, mask, gamma=gamma, lam=1.0, turn_ends=turn_ends)
-  return masked_whiten(advantages, mask) * _float(mask)
+  return masked_whiten(advantages, mask) * as_float32(mask)
 
 
 # --------------------------------------------------------------------------------------
-# Registered estimators: estimator(batch, config) -> (advantages [B, T], returns [B, T] | None)
+# Registered estimators: estimator(batch, **options) -> (advantages [B, T], returns [B, T] | None)
 # --------------------------------------------------------------------------------------
-
-
-def _algo(config: Any) -> Any:
-  """The config's algo section (or `config` itself when it is one), with attribute access: a
-  plain dict (tests, scripts) becomes a ConfigDict. Its fields are read directly, so a missing
-  one is an AttributeError naming it, never a second default in the code (rl.config.validate
-  checks that a config sets every field of configs/default.py)."""
-  if config is None:
-    config = {}
-  if isinstance(config, Mapping):
-    config = ml_collections.ConfigDict(dict(config))
-  return config.algo if "algo" in config else config
 
 
 def _need(batch: Mapping[str, Array], key: str, estimator: str) -> Array:
@@ -585,32 +482,33 @@ def token_rewards_from_batch(batch: Mapping[str, Array], estimator: str = "gae",
   if scores is not None:
     total = place_terminal_reward(np.asarray(scores, np.float32), mask)
   if extra is not None:
-    check_array(estimator, "token_rewards", extra, ndim=2, shape=_shape(mask))
-    total = total + _float(extra) if isinstance(total, np.ndarray) else _float(extra)
+    check_array(estimator, "token_rewards", extra, ndim=2, shape=shape_of(mask))
+    total = total + as_float32(extra) if isinstance(total, np.ndarray) else as_float32(extra)
   return total
 
 
-def _turn_ends(batch: Mapping[str, Array], algo: Any, mask: Array) -> Array | None:
-  if algo.discount_per != "turn":
+def _turn_ends(batch: Mapping[str, Array], discount_per: str, mask: Array) -> Array | None:
+  if discount_per not in ("token", "turn"):
+    raise ValueError(f"discount_per must be 'token' or 'turn', got {discount_per!r}")
+  if discount_per != "turn":
     return None
   if batch.get("turn_ends") is not None:
     return batch["turn_ends"]
   return turn_ends_from_mask(mask)
 
 
-def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | None:
+def truncation_bootstrap(batch: Mapping[str, Array], truncation: str) -> np.ndarray | None:
   """[B] bootstrap values of truncated rows in "bootstrap" mode: the value of the state after
   the last action token L, `values[:, L + 1]` (values[:, t] is V(s_t), the state that predicts
   token t; values[:, L] is the state before L was sampled). Needs that position in the batch,
   unmasked: the trainer passes the critic's values at every position."""
   truncated = batch.get("truncated")
-  mode = _algo(algo).truncation
-  if mode not in ("bootstrap", "terminal"):
-    raise ValueError(f"config.algo.truncation must be 'bootstrap' or 'terminal', got {mode!r}")
-  if truncated is None or mode == "terminal":
+  if truncation not in ("bootstrap", "terminal"):
+    raise ValueError(f"truncation must be 'bootstrap' or 'terminal', got {truncation!r}")
+  if truncated is None or truncation == "terminal":
     return None
   mask = batch["mask"]
-  check_array("truncation_bootstrap", "truncated", truncated, ndim=1, shape=(_shape(mask)[0],))
+  check_array("truncation_bootstrap", "truncated", truncated, ndim=1, shape=(shape_of(mask)[0],))
   values = np.asarray(batch["values"], np.float32)
   rows = np.flatnonzero(np.asarray(truncated, bool))
   bootstrap = np.zeros((values.shape[0],), np.float32)
@@ -625,7 +523,7 @@ def truncation_bootstrap(batch: Mapping[str, Array], algo: Any) -> np.ndarray | 
   return bootstrap
 
 
-def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, float]:
+def truncation_metrics(truncated: Array | None, *, advantage_estimator: str, truncation: str) -> dict[str, float]:
   """How truncated trajectories were scored, so a cut-off run never reads as a plain failure.
 
   `adv/truncated_frac`: share of rows cut off (max turns/tokens/time);
@@ -633,11 +531,9 @@ def truncation_metrics(batch: Mapping[str, Array], config: Any) -> dict[str, flo
   action token
   (only GAE has a critic to bootstrap from), 0.0 when scored as terminal.
   """
-  algo = _algo(config)
-  truncated = batch.get("truncated")
   frac = float(np.mean(np.asarray(truncated, np.float32))) if truncated is not None else 0.0
-  uses_critic = algo.advantage_estimator == "gae"
-  boot = float(uses_critic and algo.truncation == "bootstrap")
+  uses_critic = advantage_estimator == "gae"
+  boot = float(uses_critic and truncation == "bootstrap")
   return {"adv/truncated_frac": frac, "adv/truncation_bootstrapped": boot}
 
 
@@ -651,13 +547,13 @@ def _drop_rows_without_actions(estimator):
   """
 
   @functools.wraps(estimator)
-  def wrapped(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, jax.Array | None]:
+  def wrapped(batch: Mapping[str, Array], **options) -> tuple[jax.Array, jax.Array | None]:
     mask = batch.get("mask")
-    if mask is None or not _is_concrete(mask) or np.ndim(mask) != 2:
-      return estimator(batch, config)  # the estimator's own checks name the problem
+    if mask is None or not is_concrete(mask) or np.ndim(mask) != 2:
+      return estimator(batch, **options)  # the estimator's own checks name the problem
     has_action = np.asarray(mask).any(axis=1)
     if has_action.all():
-      return estimator(batch, config)
+      return estimator(batch, **options)
     if not has_action.any():
       raise ValueError(f"{estimator.__name__}: no row of 'mask' has an action token (mask == 1)")
     rows = np.flatnonzero(has_action)
@@ -665,7 +561,7 @@ def _drop_rows_without_actions(estimator):
     kept = {k: (v if v is None or np.ndim(v) == 0 or np.shape(v)[0] != batch_size
                 else (v if hasattr(v, "shape") else np.asarray(v))[rows])
             for k, v in batch.items()}
-    advantages, returns = estimator(kept, config)
+    advantages, returns = estimator(kept, **options)
 
     def scatter(x):
       return jnp.zeros((batch_size,) + tuple(x.shape[1:]), x.dtype).at[rows].set(x)
@@ -677,33 +573,33 @@ def _drop_rows_without_actions(estimator):
 
 @ADVANTAGE_ESTIMATORS.register("gae")
 @_drop_rows_without_actions
-def gae_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, jax.Array]:
-  """GAE with a critic. Options from config.algo: gamma, lam, value_lam (decoupled lambda
-  for the value targets), adaptive_lam_alpha (>0: policy lambda 1 - 1/(alpha L)),
-  discount_per ("token" | "turn"), truncation ("bootstrap" | "terminal"),
-  whiten_advantages."""
-  algo = _algo(config)
+def gae_estimator(batch: Mapping[str, Array], *, gamma: float, lam: float, value_lam: float,
+                  adaptive_lam_alpha: float, discount_per: str, truncation: str,
+                  whiten_advantages: bool) -> tuple[jax.Array, jax.Array]:
+  """GAE with a critic: `value_lam` is a decoupled lambda for the value targets,
+  `adaptive_lam_alpha` > 0 sets the policy's lambda to 1 - 1/(alpha L), `discount_per` is
+  "token" or "turn", `truncation` "bootstrap" or "terminal"."""
   mask = _need(batch, "mask", "gae")
   values = _need(batch, "values", "gae")
   rewards = token_rewards_from_batch(batch, "gae")
-  gamma = float(algo.gamma)
-  lam = float(algo.lam)
-  value_lam = float(algo.value_lam)
-  alpha = float(algo.adaptive_lam_alpha)
+  gamma = float(gamma)
+  lam = float(lam)
+  value_lam = float(value_lam)
+  alpha = float(adaptive_lam_alpha)
   policy_lam = adaptive_lambda(mask, alpha) if alpha > 0 else lam
-  kwargs = dict(gamma=gamma, bootstrap_values=truncation_bootstrap(batch, algo),
-                turn_ends=_turn_ends(batch, algo, mask))
+  kwargs = dict(gamma=gamma, bootstrap_values=truncation_bootstrap(batch, truncation),
+                turn_ends=_turn_ends(batch, discount_per, mask))
   advantages, returns = gae(rewards, values, mask, lam=policy_lam, **kwargs)
   if alpha > 0 or value_lam != lam:
     _, returns = gae(rewards, values, mask, lam=value_lam, **kwargs)
-  mask_f = _float(mask)
-  if algo.whiten_advantages:
+  mask_f = as_float32(mask)
+  if whiten_advantages:
     advantages = masked_whiten(advantages, mask_f)
   return advantages * mask_f, returns * mask_f
 
 
 def _sequence_to_tokens(per_sequence: jax.Array, mask: Array) -> jax.Array:
-  mask_f = _float(mask)
+  mask_f = as_float32(mask)
   return per_sequence[:, None] * mask_f
 
 
@@ -712,13 +608,13 @@ def _group_batch(batch: Mapping[str, Array], name: str) -> tuple[Array, Array, A
   scores = _need(batch, "scores", name)
   group_ids = _need(batch, "group_ids", name)
   check_array(name, "mask", mask, ndim=2, binary=True)
-  check_array(name, "scores", scores, ndim=1, shape=(_shape(mask)[0],))
+  check_array(name, "scores", scores, ndim=1, shape=(shape_of(mask)[0],))
   return mask, scores, group_ids
 
 
 @ADVANTAGE_ESTIMATORS.register("grpo")
 @_drop_rows_without_actions
-def grpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
+def grpo_estimator(batch: Mapping[str, Array]) -> tuple[jax.Array, None]:
   """GRPO: (score - group mean) / (group std + eps) on every action token of the row."""
   mask, scores, group_ids = _group_batch(batch, "grpo")
   return _sequence_to_tokens(grpo(scores, group_ids, normalize_std=True), mask), None
@@ -726,7 +622,7 @@ def grpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, 
 
 @ADVANTAGE_ESTIMATORS.register("drgrpo")
 @_drop_rows_without_actions
-def drgrpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
+def drgrpo_estimator(batch: Mapping[str, Array]) -> tuple[jax.Array, None]:
   """Dr.GRPO: score - group mean, no std normalisation (pair with a constant-norm loss)."""
   mask, scores, group_ids = _group_batch(batch, "drgrpo")
   return _sequence_to_tokens(grpo(scores, group_ids, normalize_std=False), mask), None
@@ -734,7 +630,7 @@ def drgrpo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array
 
 @ADVANTAGE_ESTIMATORS.register("rloo")
 @_drop_rows_without_actions
-def rloo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
+def rloo_estimator(batch: Mapping[str, Array]) -> tuple[jax.Array, None]:
   """RLOO: score minus the leave-one-out group mean on every action token of the row."""
   mask, scores, group_ids = _group_batch(batch, "rloo")
   return _sequence_to_tokens(rloo(scores, group_ids), mask), None
@@ -742,16 +638,16 @@ def rloo_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, 
 
 @ADVANTAGE_ESTIMATORS.register("reinforce_pp")
 @_drop_rows_without_actions
-def reinforce_pp_estimator(batch: Mapping[str, Array], config: Any) -> tuple[jax.Array, None]:
+def reinforce_pp_estimator(batch: Mapping[str, Array], *, gamma: float,
+                           discount_per: str) -> tuple[jax.Array, None]:
   """REINFORCE++ (and -baseline when `group_ids` has groups of 2+): optional group-mean
   baseline on the scores, reward-to-go with gamma, batch whitening."""
-  algo = _algo(config)
   mask = _need(batch, "mask", "reinforce_pp")
   scores = batch.get("scores")
   group_ids = batch.get("group_ids")
   if scores is not None and group_ids is not None:
     scores = group_mean_baseline(scores, group_ids)
   rewards = token_rewards_from_batch(batch, "reinforce_pp", scores=scores)
-  advantages = reinforce_pp(rewards, mask, gamma=float(algo.gamma),
-                            turn_ends=_turn_ends(batch, algo, mask))
+  advantages = reinforce_pp(rewards, mask, gamma=float(gamma),
+                            turn_ends=_turn_ends(batch, discount_per, mask))
   return advantages, None

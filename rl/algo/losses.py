@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rl.algo.advantages import Array, _algo, _float, _is_concrete, _shape, check_array
+from rl.algo.arrays import Array, as_float32, check_array, is_concrete, shape_of
 from rl.registry import DURATION_WEIGHTS, KL_ESTIMATORS, POLICY_LOSSES, VALUE_LOSSES
 
 AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean",
@@ -35,9 +35,9 @@ def _check_weights(fn: str, shape: tuple[int, ...], sample_weights: Array | None
 def _apply_weights(per_token: jax.Array, sample_weights: Array | None,
                    token_weights: Array | None) -> jax.Array:
   if sample_weights is not None:
-    per_token = per_token * _float(sample_weights)[:, None]
+    per_token = per_token * as_float32(sample_weights)[:, None]
   if token_weights is not None:
-    per_token = per_token * _float(token_weights)
+    per_token = per_token * as_float32(token_weights)
   return per_token
 
 
@@ -76,18 +76,18 @@ def aggregate(loss: Array, mask: Array, mode: str, *, norm_constant: float | Non
   if mode not in AGG_MODES:
     raise ValueError(f"aggregate: unknown mode {mode!r}; known modes: {', '.join(AGG_MODES)}")
   check_array(fn, "loss", loss, ndim=2)
-  check_array(fn, "mask", mask, ndim=2, shape=_shape(loss), binary=True)
+  check_array(fn, "mask", mask, ndim=2, shape=shape_of(loss), binary=True)
   if norm_constant is not None and not (np.ndim(norm_constant) == 0 and
-                                        (not _is_concrete(norm_constant) or norm_constant > 0)):
+                                        (not is_concrete(norm_constant) or norm_constant > 0)):
     raise ValueError(f"aggregate: 'norm_constant' must be a positive scalar, got {norm_constant!r}")
   for name, value in (("num_tokens", num_tokens), ("num_sequences", num_sequences)):
     if value is not None and np.ndim(value) != 0:
       raise ValueError(f"aggregate: {name!r} must be a scalar, got shape {np.shape(value)}")
   needs_local = ((mode == "token-mean" and num_tokens is None) or
                  (mode.startswith("seq-mean") and num_sequences is None))
-  if needs_local and _is_concrete(mask) and not np.any(np.asarray(mask)):
+  if needs_local and is_concrete(mask) and not np.any(np.asarray(mask)):
     raise ValueError("aggregate: 'mask' has no valid tokens (empty batch)")
-  return _aggregate(_float(loss), _float(mask), mode, norm_constant, num_tokens, num_sequences)
+  return _aggregate(as_float32(loss), as_float32(mask), mode, norm_constant, num_tokens, num_sequences)
 
 
 def _aggregate(loss, mask, mode, norm_constant, num_tokens, num_sequences):
@@ -140,7 +140,7 @@ def ppo_policy_loss(log_prob: Array, old_log_prob: Array, advantages: Array, mas
   """
   fn = "ppo_policy_loss"
   check_array(fn, "log_prob", log_prob, ndim=2)
-  shape = _shape(log_prob)
+  shape = shape_of(log_prob)
   check_array(fn, "old_log_prob", old_log_prob, ndim=2, shape=shape)
   check_array(fn, "advantages", advantages, ndim=2, shape=shape)
   check_array(fn, "mask", mask, ndim=2, shape=shape, binary=True)
@@ -150,8 +150,8 @@ def ppo_policy_loss(log_prob: Array, old_log_prob: Array, advantages: Array, mas
   if clip_c is not None and not clip_c > 1.0:
     raise ValueError(f"{fn}: 'clip_c' must be > 1 (or None to disable dual clip), got {clip_c}")
 
-  log_prob, old_log_prob = _float(log_prob), _float(old_log_prob)
-  advantages, mask_f = _float(advantages), _float(mask)
+  log_prob, old_log_prob = as_float32(log_prob), as_float32(old_log_prob)
+  advantages, mask_f = as_float32(advantages), as_float32(mask)
   log_ratio = jnp.clip(log_prob - old_log_prob, -LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
   ratio = jnp.exp(log_ratio)
   unclipped = -advantages * ratio
@@ -189,13 +189,13 @@ def gspo_policy_loss(log_prob: Array, old_log_prob: Array, advantages: Array, ma
   """
   fn = "gspo_policy_loss"
   check_array(fn, "log_prob", log_prob, ndim=2)
-  shape = _shape(log_prob)
+  shape = shape_of(log_prob)
   check_array(fn, "old_log_prob", old_log_prob, ndim=2, shape=shape)
   check_array(fn, "advantages", advantages, ndim=2, shape=shape)
   check_array(fn, "mask", mask, ndim=2, shape=shape, binary=True)
   _check_weights(fn, shape, sample_weights, token_weights)
-  log_prob, old_log_prob = _float(log_prob), _float(old_log_prob)
-  advantages, mask_f = _float(advantages), _float(mask)
+  log_prob, old_log_prob = as_float32(log_prob), as_float32(old_log_prob)
+  advantages, mask_f = as_float32(advantages), as_float32(mask)
   row_tokens = jnp.maximum(mask_f.sum(axis=1, keepdims=True), 1.0)
   seq_log_ratio = ((log_prob - old_log_prob) * mask_f).sum(axis=1, keepdims=True) / row_tokens
   seq_log_ratio = jnp.clip(seq_log_ratio, -LOG_RATIO_CLAMP, 10.0)
@@ -226,13 +226,13 @@ def cispo_policy_loss(log_prob: Array, old_log_prob: Array, advantages: Array, m
   """
   fn = "cispo_policy_loss"
   check_array(fn, "log_prob", log_prob, ndim=2)
-  shape = _shape(log_prob)
+  shape = shape_of(log_prob)
   check_array(fn, "old_log_prob", old_log_prob, ndim=2, shape=shape)
   check_array(fn, "advantages", advantages, ndim=2, shape=shape)
   check_array(fn, "mask", mask, ndim=2, shape=shape, binary=True)
   _check_weights(fn, shape, sample_weights, token_weights)
-  log_prob, old_log_prob = _float(log_prob), _float(old_log_prob)
-  advantages, mask_f = _float(advantages), _float(mask)
+  log_prob, old_log_prob = as_float32(log_prob), as_float32(old_log_prob)
+  advantages, mask_f = as_float32(advantages), as_float32(mask)
   log_ratio = jnp.clip(log_prob - old_log_prob, -LOG_RATIO_CLAMP, LOG_RATIO_CLAMP)
   ratio = jnp.exp(log_ratio)
   weight = jax.lax.stop_gradient(jnp.minimum(ratio, 1.0 + clip_high))
@@ -265,14 +265,14 @@ def value_loss(values: Array, old_values: Array, returns: Array, mask: Array, *,
   """
   fn = "value_loss"
   check_array(fn, "values", values, ndim=2)
-  shape = _shape(values)
+  shape = shape_of(values)
   check_array(fn, "old_values", old_values, ndim=2, shape=shape)
   check_array(fn, "returns", returns, ndim=2, shape=shape)
   check_array(fn, "mask", mask, ndim=2, shape=shape, binary=True)
   _check_weights(fn, shape, sample_weights, None)
   if clip is not None and not clip > 0:
     raise ValueError(f"{fn}: 'clip' must be > 0 (or None for no clipping), got {clip!r}")
-  values, old_values, returns, mask_f = map(_float, (values, old_values, returns, mask))
+  values, old_values, returns, mask_f = map(as_float32, (values, old_values, returns, mask))
   unclipped = (values - returns) ** 2
   if clip is None:
     per_token = unclipped
@@ -334,8 +334,8 @@ def kl_penalty(log_prob: Array, ref_log_prob: Array, kind: str) -> jax.Array:
   if kind not in _KL_KINDS:
     raise ValueError(f"kl_penalty: unknown kind {kind!r}; known kinds: {', '.join(_KL_KINDS)}")
   check_array("kl_penalty", "log_prob", log_prob, ndim=2)
-  check_array("kl_penalty", "ref_log_prob", ref_log_prob, ndim=2, shape=_shape(log_prob))
-  return _KL_KINDS[kind](_float(log_prob), _float(ref_log_prob))
+  check_array("kl_penalty", "ref_log_prob", ref_log_prob, ndim=2, shape=shape_of(log_prob))
+  return _KL_KINDS[kind](as_float32(log_prob), as_float32(ref_log_prob))
 
 
 def topk_kl(logp: jax.Array, ref_logp: jax.Array) -> jax.Array:
@@ -405,50 +405,47 @@ def duration_weights(durations: Array, kind: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# Registered losses: one calling convention each, options read from config.algo.
-#   policy: fn(log_prob, old_log_prob, advantages, mask, config, **kw) -> (loss, metrics)
-#   value:  fn(values, old_values, returns, mask, config, **kw) -> (loss, metrics)
+# Registered losses: one calling convention each, options read from the update's frozen
+# settings (rl.algo.update.UpdateSettings: clip_low, clip_high, clip_c, gspo_*, value_clip,
+# loss_agg), never from the config.
+#   policy: fn(log_prob, old_log_prob, advantages, mask, settings, **kw) -> (loss, metrics)
+#   value:  fn(values, old_values, returns, mask, settings, **kw) -> (loss, metrics)
 # `kw` are norm_constant, num_tokens, num_sequences, sample_weights (and token_weights for
 # policy losses).
 # --------------------------------------------------------------------------------------
 
 
 @POLICY_LOSSES.register("ppo")
-def ppo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
-  algo = _algo(config)
+def ppo_from_config(log_prob, old_log_prob, advantages, mask, settings: Any, **kw):
   return ppo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                         clip_low=float(algo.clip_low),
-                         clip_high=float(algo.clip_high),
-                         clip_c=algo.clip_c or None,
-                         agg=algo.loss_agg, **kw)
+                         clip_low=float(settings.clip_low),
+                         clip_high=float(settings.clip_high),
+                         clip_c=settings.clip_c or None,
+                         agg=settings.loss_agg, **kw)
 
 
 @POLICY_LOSSES.register("gspo")
-def gspo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
-  algo = _algo(config)
+def gspo_from_config(log_prob, old_log_prob, advantages, mask, settings: Any, **kw):
   return gspo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                          clip_low=float(algo.gspo_clip_low),
-                          clip_high=float(algo.gspo_clip_high),
-                          agg=algo.gspo_loss_agg, **kw)
+                          clip_low=float(settings.gspo_clip_low),
+                          clip_high=float(settings.gspo_clip_high),
+                          agg=settings.gspo_loss_agg, **kw)
 
 
 @POLICY_LOSSES.register("cispo")
-def cispo_from_config(log_prob, old_log_prob, advantages, mask, config: Any, **kw):
-  algo = _algo(config)
+def cispo_from_config(log_prob, old_log_prob, advantages, mask, settings: Any, **kw):
   return cispo_policy_loss(log_prob, old_log_prob, advantages, mask,
-                           clip_high=float(algo.clip_high),
-                           agg=algo.loss_agg, **kw)
+                           clip_high=float(settings.clip_high),
+                           agg=settings.loss_agg, **kw)
 
 
 @VALUE_LOSSES.register("clipped")
-def clipped_value_loss_from_config(values, old_values, returns, mask, config: Any, **kw):
-  algo = _algo(config)
-  return value_loss(values, old_values, returns, mask, clip=float(algo.value_clip),
-                    agg=algo.loss_agg, **kw)
+def clipped_value_loss_from_config(values, old_values, returns, mask, settings: Any, **kw):
+  return value_loss(values, old_values, returns, mask, clip=float(settings.value_clip),
+                    agg=settings.loss_agg, **kw)
 
 
 @VALUE_LOSSES.register("mse")
-def mse_value_loss_from_config(values, old_values, returns, mask, config: Any, **kw):
-  algo = _algo(config)
+def mse_value_loss_from_config(values, old_values, returns, mask, settings: Any, **kw):
   return value_loss(values, old_values, returns, mask, clip=None,
-                    agg=algo.loss_agg, **kw)
+                    agg=settings.loss_agg, **kw)

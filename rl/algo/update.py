@@ -25,8 +25,8 @@ import numpy as np
 import optax
 from flax import nnx
 
-from rl.algo import losses as losses_lib
 from rl import models as model_lib
+from rl.algo import losses as losses_lib
 from rl.registry import POLICY_LOSSES, VALUE_LOSSES
 
 
@@ -120,12 +120,6 @@ class UpdateSettings:
   @property
   def truncated(self) -> bool:
     return self.support_top_k > 0
-
-  @property
-  def algo(self) -> dict:
-    return {"clip_low": self.clip_low, "clip_high": self.clip_high, "clip_c": self.clip_c,
-            "gspo_clip_low": self.gspo_clip_low, "gspo_clip_high": self.gspo_clip_high,
-            "gspo_loss_agg": self.gspo_loss_agg, "loss_agg": self.loss_agg, "value_clip": self.value_clip}
 
   @property
   def packable(self) -> bool:
@@ -261,7 +255,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, w
             num_sequences=denominators.get("policy_num_sequences", denominators["num_sequences"]),
             norm_constant=norm_constant)
   pg_loss, metrics = POLICY_LOSSES.get(settings.policy_loss)(
-      out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings.algo,
+      out["logprobs"], mb["old_logprobs"], mb["advantages"], mask, settings,
       sample_weights=mb["sample_weights"], token_weights=mb["token_weights"], **kw)
   entropy = losses_lib.aggregate(out["entropy"], mask, "token-mean", num_tokens=kw["num_tokens"])
   loss = pg_loss - settings.entropy_coef * entropy
@@ -281,7 +275,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, w
   # critic-free estimator the returns are zeros, and it would regress onto them.
   if settings.value_head == "shared" and with_value:
     v_loss, v_metrics = VALUE_LOSSES.get(settings.value_loss)(
-        out["values"], mb["old_values"], mb["returns"], mb["mask"], settings.algo,
+        out["values"], mb["old_values"], mb["returns"], mb["mask"], settings,
         num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
         norm_constant=norm_constant)
     loss = loss + settings.value_coef * v_loss
@@ -293,7 +287,7 @@ def _policy_loss(params, graphdef, mb, denominators, settings: UpdateSettings, w
 def _critic_loss(params, graphdef, mb, denominators, settings: UpdateSettings):
   values = _critic_values(graphdef, params, mb["tokens"], mb["valid"], mb.get("segment_ids"))
   v_loss, metrics = VALUE_LOSSES.get(settings.value_loss)(
-      values, mb["old_values"], mb["returns"], mb["mask"], settings.algo,
+      values, mb["old_values"], mb["returns"], mb["mask"], settings,
       num_tokens=denominators["num_tokens"], num_sequences=denominators["num_sequences"],
       norm_constant=denominators.get("norm_constant", float(mb["mask"].shape[1])))
   metrics = {f"critic/{k}": v for k, v in metrics.items()}

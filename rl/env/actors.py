@@ -476,3 +476,30 @@ class ModelPolicy:
       row = self._rows.pop(episode_id, None)
       if row is not None:
         self._free.append(row)
+
+
+def tool_call_grammar(config: Any, renderer: ChatRenderer) -> Any:
+  """The tool-call grammar the sampler decodes under (`agent.constrained_tool_calls`), or None."""
+  if not config.agent.constrained_tool_calls:
+    return None
+  from rl.env.constrained import ToolCallGrammar  # pylint: disable=import-outside-toplevel
+  return ToolCallGrammar(renderer.tokenizer, stop_token_ids=sorted(renderer.stop_ids),
+                         max_thought_bytes=config.agent.max_thought_bytes)
+
+
+def model_policy_from_config(config: Any, graphdef: Any, params: Any, renderer: ChatRenderer, *, rows: int,
+                             pad_id: int, grammar: Any = None, mesh: Any = None, rules: Any = None) -> ModelPolicy:
+  """The policy of a model (`graphdef`, `params`) as the config's sampling section decodes it,
+  `rows` episodes at a time: what the trainer rolls out with and scripts/evaluate.py evaluates."""
+  from rl.config_fields import ConfigError  # pylint: disable=import-outside-toplevel
+  from rl.env.sampling import Sampler  # pylint: disable=import-outside-toplevel
+
+  c = config
+  if c.sampling.max_cache_len < c.agent.max_tokens_per_trajectory:
+    raise ConfigError(f"config.sampling.max_cache_len={c.sampling.max_cache_len} must be >= "
+                      f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
+  sampler = Sampler((graphdef, params), max_cache_len=c.sampling.max_cache_len,
+                    stop_token_ids=sorted(renderer.stop_ids), pad_id=pad_id, grammar=grammar, mesh=mesh,
+                    rules=rules)
+  return ModelPolicy(sampler, renderer, batch_size=rows, temperature=c.sampling.temperature,
+                     top_p=c.sampling.top_p, top_k=c.sampling.top_k, seed=c.seed)

@@ -11,8 +11,8 @@ from typing import Any, Literal, Sequence, get_args
 
 import numpy as np
 
-from rl.env.tools import ChatRenderer
 from rl.env import tools as tools_lib
+from rl.env.tools import ChatRenderer
 
 
 # Why an episode failed for a reason outside the policy (docs/algorithms.md, "Failed episodes"):

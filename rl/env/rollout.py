@@ -449,21 +449,16 @@ class RolloutEngine:
     run.pending_action = None
 
   def _process_reward(self, run: _Run, action: Action, outcome: ToolOutcome) -> float:
-    """This turn's process reward (rl.outcome.rewards; 0 unless config.reward.process_rewards)."""
+    """This turn's process reward (the evaluator's; 0 unless config.reward.process_rewards), and
+    the episode's bookkeeping: which written files compile, whether the turn was an error."""
     if outcome.written_path and outcome.compiles is not None:
       run.file_compiles[outcome.written_path] = outcome.compiles
-    changes: dict[str, Any] = {"compile_ok": all(run.file_compiles.values())}
-    if action.type == "run":
-      changes.update(last_command=action.input.get("command", ""), last_output=outcome.observation)
-    new_state = run.process_state.after(**changes)
-    # `after()` with no changes is the previous state with every earlier command in its history,
-    # which is what the repeat-command check compares against.
-    reward = float(self.evaluator.scheme.step(run.process_state.after(), new_state))
-    run.process_state = new_state
+    reward, run.process_state = self.evaluator.process_reward(run.process_state, action, outcome,
+                                                              compile_ok=all(run.file_compiles.values()))
     # A command that ran and exited non-zero (failing tests) is not a tool error.
     tool_ok = outcome.ok or outcome.exit_code is not None
     run.turn_errors.append(action.error is not None or not tool_ok)
-    return reward + self.evaluator.scheme.call_penalty(action.error is None, tool_ok)
+    return reward
 
   def _timed_out(self, run: _Run) -> bool:
     return (self.limits.episode_timeout_s is not None

@@ -10,12 +10,11 @@ from rl.models.transformer import ModelConfig, Transformer, as_dtype, copy_trunk
 
 
 def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int, pad_id: int,
-                 mesh=None, rules=None) -> tuple[ModelConfig, Transformer, Transformer | None]:
+                 mesh=None, rules=None, critic: bool = True) -> tuple[ModelConfig, Transformer, Transformer | None]:
   """(model config, policy, critic or None) as NNX modules: from an HF directory
   (`config.model.hf_checkpoint`) or a built-in preset (`config.model.tiny`, sizes overridable);
   `config.model.value_head` "shared" puts the value head on the policy, otherwise a separate
-  critic starts from a copy of the policy's trunk. With a
-  `mesh`, every weight is born sharded by `rules` (a checkpoint is read shard by shard): no
+  critic starts from a copy of the policy's trunk (`critic` False: none). With a `mesh`, every weight is born sharded by `rules` (a checkpoint is read shard by shard): no
   device ever holds a whole copy."""
   from rl import parallel
 
@@ -44,11 +43,11 @@ def build_models(config: ml_collections.ConfigDict, vocab_size: int, eos_id: int
                                 param_dtype=config.model.param_dtype,
                                 attention=config.model.attention)
     policy = init(cfg, config.seed)
-  critic = None
-  if not shared:
+  value_model = None
+  if not shared and critic:  # `critic` False: the policy alone (evaluation)
     if mesh is None:
-      critic = make_critic(cfg, seed=config.seed + 1)
+      value_model = make_critic(cfg, seed=config.seed + 1)
     else:  # make_critic's weights, born sharded
-      critic = init(cfg.replace(value_head="shared"), config.seed + 1, lm_head=False)
-    copy_trunk(policy, critic)
-  return cfg, policy, critic
+      value_model = init(cfg.replace(value_head="shared"), config.seed + 1, lm_head=False)
+    copy_trunk(policy, value_model)
+  return cfg, policy, value_model

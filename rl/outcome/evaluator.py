@@ -105,6 +105,20 @@ class Evaluator:
     # The initial repo is assumed to compile; the first turn that breaks it is penalised.
     return self._rewards.ProcessState(compile_ok=True)
 
+  def process_reward(self, state: Any, action: Action, outcome: ToolOutcome, *,
+                     compile_ok: bool) -> tuple[float, Any]:
+    """(this turn's process reward, the process state after it): the reward scheme's step reward
+    (rl.outcome.rewards; 0 unless config.reward.process_rewards) plus its tool-call penalty."""
+    changes: dict[str, Any] = {"compile_ok": compile_ok}
+    if action.type == "run":
+      changes.update(last_command=action.input.get("command", ""), last_output=outcome.observation)
+    new_state = state.after(**changes)
+    # `after()` with no changes is the previous state with every earlier command in its history,
+    # which is what the repeat-command check compares against.
+    reward = float(self.scheme.step(state.after(), new_state))
+    tool_ok = outcome.ok or outcome.exit_code is not None  # a non-zero exit is not a tool error
+    return reward + self.scheme.call_penalty(action.error is None, tool_ok), new_state
+
   def new_context(self, task: Any) -> Any:
     """Per-episode facts for the online rules (it remembers the episode's own writes)."""
     return self._antihack.ActionContext.from_task(task)

@@ -80,8 +80,9 @@ def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | o
     env["PYTEST_ADDOPTS"] = "-p no:cacheprovider -rA"
     env.pop("PYTHONPATH", None)
     # The task's import roots and variables, as the sandbox would set them.
-    env.update(dict(getattr(config, "task_env", ()) or ()))
-    roots = [str(work / p) for p in getattr(config, "python_path", ()) or ()]
+    if config is not None:  # a SandboxConfig: the task's own variables and import roots
+      env.update(dict(config.task_env))
+    roots = [str(work / p) for p in config.python_path] if config is not None else []
     if roots:
       env["PYTHONPATH"] = os.pathsep.join(roots)
     report = LocalTestReport()

@@ -1,4 +1,6 @@
-"""Evaluation: the unbiased pass@k estimator and per-task aggregation.
+"""Evaluation: a policy's episodes on a task list and their pass@k (the unbiased estimator and
+per-task aggregation). `evaluate` needs only a rollout engine: the trainer calls it between
+iterations, scripts/evaluate.py on a checkpoint without building a trainer.
 
 `pass_at_k(n, c, k)` is the estimator of Chen et al. (2021):
 1 - C(n-c, k) / C(n, k), computed as a stable product.
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -67,3 +69,30 @@ def reward_ability_correlation(train_rewards: Sequence[float], heldout_pass: Seq
   else:
     verdict = "training reward tracks held-out ability"
   return {"pearson_r": corr, "reward_gain": reward_gain, "heldout_pass_gain": pass_gain, "verdict": verdict}
+
+
+def evaluate(engine: Any, tasks: Sequence[Any], *, samples: int, rows: int,
+             share: Callable[[Sequence], Sequence] = list,
+             gather: Callable[[Sequence], list] = list) -> tuple[dict[str, float], list]:
+  """(metrics, episodes): `samples` episodes of every task in `tasks` with `engine`'s policy as it
+  is set (weights, temperature, seed), and their pass@1 and pass@samples ("eval/pass@k"); an
+  infrastructure failure says nothing about the policy, so it is counted ("eval/infra_failed")
+  and left out, not a failed sample.
+
+  At most `rows` concurrent episodes (a training iteration's: a bigger batch would grow the
+  sampler's rows and KV cache for the rest of a run and recompile decoding). Several processes:
+  `share` picks this process's tasks, `gather` returns every process's episodes.
+  """
+  per_call = max(1, rows // samples)
+  mine = list(share(tasks))
+  episodes: list = []
+  for s in range(0, len(mine), per_call):
+    episodes += engine.run(mine[s:s + per_call], group_size=samples)[0]
+  episodes = gather(episodes)
+  failed = sum(e.infra_failure is not None for e in episodes)
+  episodes = [e for e in episodes if e.infra_failure is None]
+  result = {"eval/infra_failed": float(failed)} if failed else {}
+  if episodes:
+    table = pass_at_k_table([(e.task_id, e.success) for e in episodes], ks=sorted({1, samples}))
+    result.update({f"eval/{k}": v for k, v in table.items()})
+  return result, episodes

@@ -1,7 +1,10 @@
-"""Process-0 metric writer: JSONL always, TensorBoard and Weights & Biases when enabled.
+"""An iteration's metrics and where they go.
 
-Every row of `metrics.jsonl` is one iteration: `step`, `time_s` (seconds since the
-writer started, cumulative across resumes) and "/"-named scalars.
+The process-0 writer: JSONL always, TensorBoard and Weights & Biases when enabled. Every row of
+`metrics.jsonl` is one iteration: `step`, `time_s` (seconds since the writer started,
+cumulative across resumes) and "/"-named scalars. And the pure functions the trainer builds a
+row from: the update steps' means, the train batch's advantage and mismatch statistics, and the
+episodes' outcomes, lengths, anti-hack flags and durations.
 """
 
 from __future__ import annotations
@@ -11,9 +14,12 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # the writer stays importable without JAX (scripts/plot.py, traj_stats)
+  from rl.algo.batch import TrainBatch
 
 
 def _to_float(value) -> float | None:
@@ -103,3 +109,98 @@ def read_metrics(workdir: str | Path) -> list[dict]:
   if not path.exists():
     return []
   return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def mean_over_steps(step_metrics: Sequence[Mapping[str, float]]) -> dict[str, float]:
+  """Each update step's metric, averaged over the steps that report it (keys of the first)."""
+  return {key: float(np.mean([m[key] for m in step_metrics if key in m]))
+          for key in (step_metrics[0] if step_metrics else {})}
+
+
+def batch_metrics(train: TrainBatch, sampler_logprobs: np.ndarray, values: np.ndarray | None, *,
+                  real: np.ndarray, gather: Callable[[Any], Any] = lambda x: x) -> dict[str, float]:
+  """Advantage, return, train/infer mismatch and critic statistics over the action tokens of the
+  rows that hold an episode (`real`); `gather` brings every process's rows (one process: itself).
+  `sampler_logprobs` are the sampler's own, `values` the critic's (None without one)."""
+  rows = {"mask": train.mask, "advantages": train.advantages, "returns": train.returns,
+          "full_logprobs": train.full_logprobs, "sampler_logprobs": sampler_logprobs, "real": real}
+  if values is not None:
+    rows["values"] = values
+  rows = gather(rows)
+  real = rows["real"]
+  m_bool = rows["mask"][real].astype(bool)
+  none = np.zeros(1, np.float32)  # a batch without action tokens reports zeros
+  adv_valid = rows["advantages"][real][m_bool] if m_bool.any() else none
+  returns_valid = rows["returns"][real][m_bool] if m_bool.any() else none
+  metrics: dict[str, float] = {}
+  if m_bool.any():
+    # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
+    # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
+    gap = np.abs(rows["full_logprobs"][real] - rows["sampler_logprobs"][real])[m_bool]
+    metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
+    metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
+  metrics.update({"adv/mean": float(adv_valid.mean()), "adv/std": float(adv_valid.std()),
+                  "adv/min": float(adv_valid.min()), "returns/mean": float(returns_valid.mean())})
+  if values is not None:
+    from rl.algo.update import explained_variance  # pylint: disable=import-outside-toplevel
+    metrics["critic/explained_variance"] = explained_variance(rows["values"][real], rows["returns"][real],
+                                                              rows["mask"][real])
+  return metrics
+
+
+def episode_outcome_metrics(outcomes: Sequence[Any], episodes: Sequence[Any],
+                            durations: np.ndarray) -> dict[str, float]:
+  """Rewards and success over the policy's `outcomes` (infrastructure failures left out); token
+  and turn lengths, anti-hack flags over the trainable `episodes`; their `durations` (seconds)."""
+  lengths = [len(e.tokens) for e in episodes]
+  turns = [len(e.turn_ends) for e in episodes]
+  metrics = {
+      "train/reward_mean": float(np.mean([e.final_reward for e in outcomes])),
+      "train/reward_std": float(np.std([e.final_reward for e in outcomes])),
+      "train/success_rate": float(np.mean([e.success for e in outcomes])),
+      "train/pass_fraction": float(np.mean([pass_fraction(e) for e in outcomes])),
+  }
+  metrics.update(percentiles(lengths, "length/tokens"))
+  metrics.update(percentiles(turns, "length/turns"))
+  succ = [n for n, e in zip(lengths, episodes) if e.success]
+  fail = [n for n, e in zip(lengths, episodes) if not e.success]
+  if succ:
+    metrics["length/tokens_success_mean"] = float(np.mean(succ))
+  if fail:
+    metrics["length/tokens_failure_mean"] = float(np.mean(fail))
+  metrics.update(hack_metrics(episodes))
+  metrics.update(percentiles(durations, "duration/seconds"))
+  return metrics
+
+
+def percentiles(values: Sequence[float], prefix: str) -> dict[str, float]:
+  if not len(values):
+    return {}
+  p = np.percentile(np.asarray(values, np.float64), [10, 50, 90])
+  out = {f"{prefix}_p10": p[0], f"{prefix}_p50": p[1], f"{prefix}_p90": p[2]}
+  out[f"{prefix}_p90_over_p10"] = p[2] / max(p[0], 1.0)
+  return out
+
+
+def pass_fraction(episode) -> float:
+  tests = episode.record.get("tests") or {}
+  total = tests.get("total") or 0
+  return float(tests.get("passed", 0)) / total if total else 0.0
+
+
+def hack_metrics(episodes) -> dict[str, float]:
+  out: dict[str, float] = {}
+  n = max(len(episodes), 1)
+  stages: dict[str, int] = {}
+  rules: dict[str, int] = {}
+  for e in episodes:
+    hack = e.record.get("hack") or {}
+    if hack.get("flagged"):
+      stages[str(hack.get("stage"))] = stages.get(str(hack.get("stage")), 0) + 1
+      for rule in hack.get("rules") or []:
+        rules[rule] = rules.get(rule, 0) + 1
+  for stage, count in stages.items():
+    out[f"antihack/flag_rate_{stage}"] = count / n
+  for rule, count in rules.items():
+    out[f"antihack/rule/{rule}"] = count / n
+  return out

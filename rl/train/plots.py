@@ -15,8 +15,8 @@ matplotlib.use("Agg")  # files only; never a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from rl.train.metrics import read_metrics  # noqa: E402
 from rl.env.trajectory import read_trajectories  # noqa: E402
+from rl.train.metrics import read_metrics  # noqa: E402
 
 
 def _series(rows, key):

@@ -1,11 +1,12 @@
 """The training loop: rollouts -> grading -> advantages -> jitted PPO updates.
 
-`run(config, workdir)` is what `train.py` calls. One iteration:
+`run(config, workdir)` is what `train.py` calls. One iteration (`Trainer.train_iteration`):
 
-  sample tasks (G episodes each) -> batched rollouts in sandboxes (anti-hack, fresh-sandbox
-  grading, rewards) -> recompute log-probs / values / reference log-probs -> advantages from
-  the configured estimator -> PPO epochs over shuffled mini-batches (critic before actor)
-  -> metrics -> checkpoint.
+  sample tasks (G episodes each) -> `rollout`: batched episodes in sandboxes (rl.env.rollout;
+  anti-hack, fresh-sandbox grading and rewards by rl.outcome.evaluator) -> `_score_rollout`:
+  log-probs / values / reference log-probs of the padded batch -> `make_train_batch`
+  (rl.algo.batch: KL in the reward, the estimator, masks and weights) -> `ppo_epochs` over
+  shuffled mini-batches -> metrics (rl.train.metrics) -> checkpoint.
 
 An optional SFT warm start on demonstrations (scripted-expert trajectories by default)
 runs first. Resume order: the run's own latest checkpoint, then `config.init_from`,
@@ -35,23 +36,25 @@ import ml_collections
 import numpy as np
 from flax import nnx
 
-from rl.algo import advantages as advantages_lib
-from rl.algo import batching
-from rl.train import compilation
 from rl import config as config_lib
-from rl.outcome import duration as duration_lib
-from rl.train import evaluate
 from rl import killpoints
-from rl.algo import losses as losses_lib
 from rl import models as model_lib
 from rl import parallel
-from rl.train import progress as progress_lib
+from rl.algo import batching
 from rl.algo import update as update_lib
+from rl.algo.batch import AlgoSettings, RowExchange, TrainBatch, make_train_batch
+from rl.env import actors
 from rl.env import episode as episode_lib
 from rl.env import rollout as rollout_lib
+from rl.outcome import duration as duration_lib
+from rl.train import compilation
+from rl.train import evaluate as evaluate_lib
+from rl.train import metrics as metrics_lib
+from rl.train import progress as progress_lib
+from rl.train import sft as sft_lib
+from rl.train import state as state_lib
 from rl.train.metrics import MetricWriter, read_metrics
 from rl.train.self_improve import SelfImprovement
-from rl.registry import ADVANTAGE_ESTIMATORS, DURATION_WEIGHTS
 
 
 class WorkdirError(RuntimeError):
@@ -107,15 +110,6 @@ def device_peak_mb() -> float | None:
   return max(peaks) if peaks else None
 
 
-def _percentiles(values: Sequence[float], prefix: str) -> dict[str, float]:
-  if not len(values):
-    return {}
-  p = np.percentile(np.asarray(values, np.float64), [10, 50, 90])
-  out = {f"{prefix}_p10": p[0], f"{prefix}_p50": p[1], f"{prefix}_p90": p[2]}
-  out[f"{prefix}_p90_over_p10"] = p[2] / max(p[0], 1.0)
-  return out
-
-
 class KLController:
   """Fixed or adaptive (Ziegler et al. 2019) KL coefficient; host state, checkpointed."""
 
@@ -134,27 +128,76 @@ class KLController:
     self.coef = float(state["coef"])
 
 
-def resolve_init_from(path: str | Path) -> Path:
-  """`config.init_from` as a directory: as given, or relative to the repository (so that
-  "rl/assets/tiny_base" works from any working directory)."""
-  given = Path(path)
-  for candidate in (given, Path(__file__).resolve().parents[2] / given):
-    if candidate.is_dir():
-      return candidate
-  raise FileNotFoundError(f"config.init_from: no such directory: {str(path)!r} (a Hugging Face "
-                          f"directory or a run directory of ours)")
-
-
-def _copy(tree):
-  return jax.tree.map(lambda x: jnp.array(x, copy=True), tree)  # keeps each array's sharding
-
-
 def _to_host(x: jax.Array) -> np.ndarray:
   """A jitted output as one host array, gathered from every process where it spans several."""
   if x.is_fully_addressable:
     return np.asarray(x)
   from jax.experimental import multihost_utils
   return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSets:
+  """A run's tasks: the training mixture (its sources and weights), its training tasks and the
+  held-out ones."""
+
+  mixture: Any  # rl.tasks.TaskMixture
+  train: list
+  heldout: list
+
+
+def load_task_sets(config: ml_collections.ConfigDict, workdir: str | Path,
+                   display: progress_lib.Display) -> TaskSets:
+  """The run's tasks: generated or imported by their sources into `workdir`, verified, sorted."""
+  from rl.tasks import load_tasks
+
+  # Generating and verifying tasks can take minutes: the sources report to a phase.
+  phase = display.phase("tasks", unit="tasks")
+  mixture = load_tasks(config, workdir, progress=phase.update)
+  for _, _, tasks in mixture.sources:
+    # A freshly generated root and its cached copy list tasks in different orders; sampling
+    # must not depend on which one this process saw (resumed runs draw the same tasks).
+    tasks.sort(key=lambda t: t.id)
+  difficulty = config.tasks.difficulty or None
+  train = mixture.tasks(split=config.tasks.split, difficulty=difficulty)
+  if config.tasks.eval_sources:  # a separate evaluation mixture (its eval_split)
+    eval_mixture = load_tasks(config, workdir, field="eval_sources", progress=phase.update)
+    for _, _, tasks in eval_mixture.sources:
+      tasks.sort(key=lambda t: t.id)
+    heldout = eval_mixture.tasks(split=config.tasks.eval_split, difficulty=difficulty)
+  else:
+    heldout = mixture.tasks(split=config.tasks.eval_split, difficulty=difficulty)
+  if config.tasks.max_eval_tasks:
+    heldout = heldout[:config.tasks.max_eval_tasks]
+  if not train:
+    raise RuntimeError(f"no training tasks for split {config.tasks.split!r} in {mixture}")
+  phase.end(f"{len(train)} training, {len(heldout)} held-out")
+  return TaskSets(mixture=mixture, train=train, heldout=heldout)
+
+
+@dataclasses.dataclass
+class ScoredRollout:
+  """One iteration's rollout, ready for make_train_batch: this process's trainable episodes, their
+  padded batch and the scoring pass's outputs, and what the metrics need of every process's."""
+
+  everyone: list  # every process's episodes (light copies with several processes)
+  outcomes_all: list  # every process's policy outcomes (infrastructure failures left out)
+  episodes: list  # this process's trainable episodes: the first rows of `batch`
+  episodes_all: list  # every process's trainable episodes, in process order
+  offset: int  # this process's first episode in `episodes_all`
+  batch: batching.RolloutBatch | None  # None: no process has a trainable episode
+  grammar_states: np.ndarray | None
+  outputs: dict | None  # the scoring pass's [B, T] arrays (logprobs, values, ref_logprobs, ...)
+  metrics: dict
+
+
+def _trainable(episodes: Sequence) -> tuple[list, list]:
+  """(outcomes, trainable): an infrastructure failure is not the policy's outcome, and an episode
+  without an action token has nothing to train; neither reaches the estimators, the group
+  baselines or the losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count
+  them (infra/*)."""
+  outcomes = [e for e in episodes if e.infra_failure is None]
+  return outcomes, [e for e in outcomes if any(e.action_mask)]
 
 
 class Trainer:
@@ -170,7 +213,8 @@ class Trainer:
     self.config = config
     self.workdir = Path(workdir)
     self.display = display or progress_lib.make_display()
-    self.train_tasks, self.eval_tasks = self._load_tasks()  # before JAX builds anything
+    tasks = load_task_sets(config, self.workdir, self.display)  # before JAX builds anything
+    self.task_mixture, self.train_tasks, self.eval_tasks = tasks.mixture, tasks.train, tasks.heldout
     self.tokenizer = tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None)
     self.renderer = tools_lib.ChatRenderer.from_config(self.tokenizer, config)
     self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
@@ -203,7 +247,8 @@ class Trainer:
     self.policy_graphdef, policy_state = nnx.split(policy, nnx.Param)
     self.critic_graphdef, critic_state = (None, None) if critic is None else nnx.split(critic, nnx.Param)
     del policy, critic  # the states hold the weights now
-    self.settings = update_lib.UpdateSettings.from_config(config)
+    self.settings = update_lib.UpdateSettings.from_config(config)  # the loss side
+    self.algo = AlgoSettings.from_config(config)  # the advantage side (make_train_batch)
     policy_steps, critic_steps = self._schedule_steps()
     self.policy_tx, self.critic_tx = update_lib.optimizers_from_config(config, policy_steps, critic_steps)
     critic_params = policy_state if critic_state is None else critic_state  # what critic_tx steps
@@ -216,7 +261,7 @@ class Trainer:
       self.policy_sharding = self.state_sharding.policy
       policy_opt = jax.jit(self.policy_tx.init, out_shardings=self.state_sharding.policy_opt)(policy_state)
       critic_opt = jax.jit(self.critic_tx.init, out_shardings=self.state_sharding.critic_opt)(critic_params)
-    self.state = _copy(update_lib.TrainState(
+    self.state = state_lib.copy_tree(update_lib.TrainState(
         step=jnp.zeros((), jnp.int32), policy=policy_state, policy_opt=policy_opt,
         critic=critic_state, critic_opt=critic_opt))
     self.ref_params = None
@@ -243,12 +288,13 @@ class Trainer:
     self.traj_writer = TrajectoryWriter(
         self.workdir / "trajectories",
         **({"prefix": f"trajectories-process{self.process}"} if self.multiprocess else {}))
-    self.grammar = None
-    if config.agent.constrained_tool_calls:
-      from rl.env.constrained import ToolCallGrammar
-      self.grammar = ToolCallGrammar(self.tokenizer, stop_token_ids=sorted(self.renderer.stop_ids),
-                                     max_thought_bytes=config.agent.max_thought_bytes)
-    self.model_policy = self._make_model_policy()
+    self.grammar = actors.tool_call_grammar(config, self.renderer)
+    # Several processes: the sampler decodes on this process's devices only, from a whole copy of
+    # the weights there (parallel.LocalReplica), so a process's rollouts never wait on another's.
+    self.model_policy = actors.model_policy_from_config(
+        config, self.policy_graphdef, self._sampler_params(), self.renderer, rows=self.rollout_rows,
+        pad_id=self.pad_id, grammar=self.grammar, mesh=self.mesh if self.replica is None else self.replica.mesh,
+        rules=self.rules)
     self._grammar_table = self.model_policy.sampler.grammar_table  # one device copy, the sampler's
     if self.multiprocess and self._grammar_table is not None:  # the sampler's is process-local
       self._grammar_table = parallel.global_array(np.asarray(self._grammar_table),
@@ -256,6 +302,11 @@ class Trainer:
     # (train policy, train critic, mini-batch shape) the update step has run: a new one compiles.
     self._update_shapes: set[tuple] = set()
     self.engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer, writer=self.traj_writer)
+    # Evaluations share the policy and the evaluator (sandboxes, judge) and log no trajectories:
+    # their episodes are not training data.
+    self.eval_engine = rollout_lib.RolloutEngine(config, self.model_policy, self.renderer,
+                                                 evaluator=self.engine.evaluator)
+    self.writer: MetricWriter | None = None  # opened by run(), after a resume sets the clock
 
   # -- set-up --------------------------------------------------------------------------------------
   def _updates_per_iteration(self) -> int:
@@ -278,52 +329,6 @@ class Trainer:
     else:
       critic = iterations * updates * per_update
     return max(policy, 1), max(critic, 1)
-
-  def _load_tasks(self):
-    from rl.tasks import load_tasks
-
-    # Generating and verifying tasks can take minutes: the sources report to a phase. (A bare
-    # host object without a display works too: a test calls this method on one.)
-    phase = getattr(self, "display", progress_lib.PlainDisplay()).phase("tasks", unit="tasks")
-    self.task_mixture = load_tasks(self.config, self.workdir, progress=phase.update)
-    for _, _, tasks in self.task_mixture.sources:
-      # A freshly generated root and its cached copy list tasks in different orders; sampling
-      # must not depend on which one this process saw (resumed runs draw the same tasks).
-      tasks.sort(key=lambda t: t.id)
-    difficulty = self.config.tasks.difficulty or None
-    train = self.task_mixture.tasks(split=self.config.tasks.split, difficulty=difficulty)
-    if self.config.tasks.eval_sources:  # a separate evaluation mixture (its eval_split)
-      eval_mixture = load_tasks(self.config, self.workdir, field="eval_sources", progress=phase.update)
-      for _, _, tasks in eval_mixture.sources:
-        tasks.sort(key=lambda t: t.id)
-      evaluation_tasks = eval_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
-    else:
-      evaluation_tasks = self.task_mixture.tasks(split=self.config.tasks.eval_split, difficulty=difficulty)
-    if self.config.tasks.max_eval_tasks:
-      evaluation_tasks = evaluation_tasks[:self.config.tasks.max_eval_tasks]
-    if not train:
-      raise RuntimeError(f"no training tasks for split {self.config.tasks.split!r} in {self.task_mixture}")
-    phase.end(f"{len(train)} training, {len(evaluation_tasks)} held-out")
-    return train, evaluation_tasks
-
-  def _make_model_policy(self):
-    from rl.env import actors
-    from rl.env import sampling
-
-    c = self.config
-    if c.sampling.max_cache_len < c.agent.max_tokens_per_trajectory:
-      raise config_lib.ConfigError(
-          f"config.sampling.max_cache_len={c.sampling.max_cache_len} must be >= "
-          f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
-    # Several processes: the sampler decodes on this process's devices only, from a whole copy of
-    # the weights there (parallel.LocalReplica), so a process's rollouts never wait on another's.
-    mesh = self.mesh if self.replica is None else self.replica.mesh
-    sampler = sampling.Sampler((self.policy_graphdef, self._sampler_params()), max_cache_len=c.sampling.max_cache_len,
-                               stop_token_ids=sorted(self.renderer.stop_ids), pad_id=self.pad_id,
-                               grammar=self.grammar, mesh=mesh, rules=self.rules)
-    return actors.ModelPolicy(sampler, self.renderer, batch_size=self.rollout_rows,
-                                temperature=c.sampling.temperature, top_p=c.sampling.top_p,
-                                top_k=c.sampling.top_k, seed=c.seed)
 
   def _sampler_params(self):
     """The policy weights as the sampler takes them: the train state's, or with several processes
@@ -365,6 +370,10 @@ class Trainer:
                                  pending_judge=None) for e in episodes]
     return parallel.gather_objects(light)
 
+  def _all_episodes(self, episodes: Sequence) -> list:
+    """Every process's `episodes`, in process order (one process: `episodes`)."""
+    return [e for share in self._gather_episodes(episodes) for e in share]
+
   def _global_rows(self, tree):
     """Host arrays of this process's rows ([B_local, ...], shapes agreed) -> every process's rows
     in process order ([P * B_local, ...]), the global batch's row order."""
@@ -395,7 +404,7 @@ class Trainer:
   # -- host state ----------------------------------------------------------------------------------
   def host_state(self) -> dict:
     return {"iteration": self.iteration, "sft_done": self.sft_done, "kl": self.kl.state_dict(),
-            "time_s": self.writer.elapsed_s() if hasattr(self, "writer") else 0.0,
+            "time_s": self.writer.elapsed_s() if self.writer is not None else 0.0,
             "data_position": self.iteration, "self_improve": self.self_improve.state_dict(),
             **self.host_extra}
 
@@ -423,36 +432,12 @@ class Trainer:
       self._place_state()
       return f"resumed from {self.workdir / 'checkpoints'} at iteration {step}"
     if self.config.init_from:
-      self._init_from(self.config.init_from)
+      policy, critic = state_lib.load_weights(self.config.init_from, self.state.policy, self.state.critic,
+                                              self.policy_graphdef, mesh=self.mesh, rules=self.rules)
+      self.state = self.state.replace(policy=policy, critic=critic)
       self._place_state()
       return f"initialised weights from {self.config.init_from}"
     return "started from scratch"
-
-  def _init_from(self, path: str) -> None:
-    path = resolve_init_from(path)
-    if (path / "config.json").exists() and any(path.glob("*.safetensors")):
-      loaded = model_lib.load_hf_checkpoint(path, mesh=self.mesh, rules=self.rules)  # shard by shard
-      src = nnx.state(loaded, nnx.Param)
-      want = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(self.state.policy)}
-      got = {jax.tree_util.keystr(k): v.shape for k, v in jax.tree_util.tree_leaves_with_path(src)}
-      if want != got:
-        diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))[:3]
-        raise ValueError(f"config.init_from {str(path)!r}: its weights do not fit config.model "
-                         f"(first differences: {', '.join(f'{k} {got.get(k)} vs {want.get(k)}' for k in diff)})")
-      policy = nnx.merge(self.policy_graphdef, self.state.policy)
-      nnx.update(policy, src)
-      self.state = self.state.replace(policy=_copy(nnx.state(policy, nnx.Param)))
-      return
-    from rl.train.checkpoint import Checkpointer
-
-    other = Checkpointer(path, keep=1, best_metric=None)
-    # Weights only: the optimiser (its kind, its moments) belongs to this run's config.
-    weights = {"policy": self.state.policy}
-    if self.state.critic is not None:
-      weights["critic"] = self.state.critic
-    restored, _, _ = other.restore({"train": weights}, partial=True)
-    self.state = self.state.replace(**restored["train"])
-    other.close()
 
   # -- data ----------------------------------------------------------------------------------------
   def sample_tasks(self, iteration: int) -> list:
@@ -488,18 +473,10 @@ class Trainer:
 
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:
-    from rl.env import actors
-
     c = self.config
     if c.sft.demonstrations:
       return episode_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
-    expert = actors.ScriptedExpert(
-        self.renderer, seed=c.seed, explore_prob=c.sft.expert_explore_prob, run_prob=c.sft.expert_run_prob,
-        write_prob=c.sft.expert_write_prob, thought_prob=c.sft.expert_thought_prob,
-        minimal_edits=c.sft.expert_minimal_edits, give_up_prob=c.sft.expert_give_up_prob,
-        mistake_prob=c.sft.expert_mistake_prob,
-        read_prob=None if c.sft.expert_read_prob < 0 else c.sft.expert_read_prob)
-    engine = rollout_lib.RolloutEngine(c, expert, self.renderer)
+    engine = rollout_lib.RolloutEngine(c, sft_lib.scripted_expert(c, self.renderer), self.renderer)
     engine.set_model_info("scripted-expert", 0)
     with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
       episodes, metrics = self._run_share(engine, self.train_tasks, c.sft.demos_per_task)
@@ -510,41 +487,30 @@ class Trainer:
       phase.end(f"{len(ok)}/{len(episodes)} expert demonstrations solved their task")
     return episodes if c.sft.keep_failed_demonstrations else ok
 
-  def _demo_batch(self, demos: list) -> batching.RolloutBatch:
-    """The demonstrations as one padded batch; the turns that failed (a malformed call or a tool
-    error, such as the expert's deliberate mistakes) are left out of the loss, so the policy
-    clones how a demonstration recovered and not what went wrong."""
-    batch = batching.episodes_to_batch(demos, pad_id=self.pad_id, pad_multiple=self.config.trainer.pad_multiple)
-    keep = batching.error_turn_keep(demos, batch.turn_ids, "error_turns")
-    return dataclasses.replace(batch, action_mask=batch.action_mask * keep)
-
   def run_sft(self) -> dict:
     c = self.config
     demos = self._demos = self.demonstrations()
     if not demos:
       raise RuntimeError("SFT: no successful demonstrations")
-    batch = self._demo_batch(demos)
+    batch = sft_lib.demonstration_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple)
     tx = update_lib.make_optimizer(c.sft.lr, schedule=c.sft.schedule, total_steps=c.sft.steps,
                                    warmup_steps=min(20, c.sft.steps // 10), grad_clip=c.optim.grad_clip)
     settings = dataclasses.replace(self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size))
     step_fn = update_lib.make_sft_step(self.policy_graphdef, tx, settings)
-    params, opt = _copy(self.state.policy), tx.init(self.state.policy)
+    params, opt = state_lib.copy_tree(self.state.policy), tx.init(self.state.policy)
     rng = np.random.default_rng([c.seed, 99])
     t0 = time.perf_counter()
-    nll = []
     # The plain (log) display prints about ten of the steps, the terminal one a live bar.
     phase = self.display.phase("sft", total=c.sft.steps, unit="steps", report_every=max(1, c.sft.steps // 10))
-    for step in range(c.sft.steps):
-      rows = rng.choice(len(demos), size=c.sft.batch_size, replace=len(demos) < c.sft.batch_size)
-      params, opt, metrics = step_fn(params, opt, self._sft_minibatch(batch, rows))
-      nll.append(float(metrics["sft/nll"]))
-      phase.advance(nll=nll[-1])
+    params, opt, nll = sft_lib.nll_steps(step_fn, params, opt, batch, steps=c.sft.steps, batch_size=c.sft.batch_size,
+                                         rng=rng, minibatch=self._sft_minibatch,
+                                         on_step=lambda value: phase.advance(nll=value))
     phase.end(f"{c.sft.steps} steps, nll {nll[0]:.3f} -> {np.mean(nll[-10:]):.3f}")
     self.state = self.state.replace(policy=params)
     if self.critic_graphdef is not None:  # the critic starts from the SFT trunk
       critic = nnx.merge(self.critic_graphdef, self.state.critic)
       model_lib.copy_trunk(nnx.merge(self.policy_graphdef, params), critic)
-      self.state = self.state.replace(critic=_copy(nnx.state(critic, nnx.Param)))
+      self.state = self.state.replace(critic=state_lib.copy_tree(nnx.state(critic, nnx.Param)))
       self.state = self.state.replace(critic_opt=self.critic_tx.init(self.state.critic))
     # With carry_optimizer_state RL starts from SFT's Adam moments (both AdamW, checked by the
     # config): fresh moments make Adam's first steps about lr * sign(g) on every parameter.
@@ -574,16 +540,13 @@ class Trainer:
         raise RuntimeError("sft.ptx_steps > 0 needs demonstrations; none solved its task")
       step_fn = update_lib.make_sft_step(self.policy_graphdef, self.policy_tx, dataclasses.replace(
           self.settings, micro_batch_size=min(c.optim.micro_batch_size, c.sft.batch_size)))
-      self._ptx = (self._demo_batch(demos), step_fn)
+      self._ptx = (sft_lib.demonstration_batch(demos, pad_id=self.pad_id, pad_multiple=c.trainer.pad_multiple),
+                   step_fn)
     batch, step_fn = self._ptx
-    n = batch.tokens.shape[0]
-    rng = np.random.default_rng([c.seed, iteration, 71])
-    params, opt = self.state.policy, self.state.policy_opt
-    nll = []
-    for _ in range(c.sft.ptx_steps):
-      rows = rng.choice(n, size=c.sft.batch_size, replace=n < c.sft.batch_size)
-      params, opt, m = step_fn(params, opt, self._sft_minibatch(batch, rows))
-      nll.append(float(m["sft/nll"]))
+    params, opt, nll = sft_lib.nll_steps(step_fn, self.state.policy, self.state.policy_opt, batch,
+                                         steps=c.sft.ptx_steps, batch_size=c.sft.batch_size,
+                                         rng=np.random.default_rng([c.seed, iteration, 71]),
+                                         minibatch=self._sft_minibatch)
     self.state = self.state.replace(policy=params, policy_opt=opt)
     self._place_state()  # the SFT step's outputs are laid out as XLA chose
     return {"ptx/nll": float(np.mean(nll))}
@@ -595,7 +558,7 @@ class Trainer:
     before and after RL, unlike the per-iteration success rate, whose task mix changes from one
     iteration to the next."""
     n, t = self.config.trainer.train_eval_samples, self.config.sampling.temperature
-    _, episodes = self.evaluate(tasks=self.train_tasks, samples=n, return_episodes=True, temperature=t,
+    _, episodes = self.evaluate(tasks=self.train_tasks, samples=n, temperature=t,
                                 label=f"train-task eval ({when})")
     wins = np.array([e.success for e in episodes], np.float64)
     p = float(wins.mean()) if wins.size else float("nan")
@@ -605,40 +568,21 @@ class Trainer:
     return {f"train_pass@1_{when}": p, f"train_pass@1_{when}_stderr": se, "train_pass@1_samples": n}
 
   def evaluate(self, tasks: Sequence | None = None, samples: int | None = None,
-               return_episodes: bool = False, temperature: float | None = None, label: str = "eval"):
-    """pass@k of `tasks` (default the held-out ones), `samples` episodes each; `label` names its
-    progress bar (the callers print the result: an iteration line, a held-out note)."""
+               temperature: float | None = None, label: str = "eval") -> tuple[dict, list]:
+    """(pass@k metrics, episodes) of `tasks` (default the held-out ones) with the current weights,
+    `samples` episodes each; `label` names its progress bar (the callers print the result)."""
     tasks = list(self.eval_tasks if tasks is None else tasks)
     if not tasks:
-      return ({}, []) if return_episodes else {}
+      return {}, []
     samples = samples or self.config.trainer.eval_samples
     temperature = self.config.trainer.eval_temperature if temperature is None else temperature
     self._set_policy(temperature, seed=self.config.seed + 7)
-    self.engine.set_model_info(str(self.workdir), self.iteration, temperature)
-    writer, self.engine.writer = self.engine.writer, None
-    # At most as many concurrent episodes as a training iteration: a bigger batch would grow the
-    # sampler's conversation rows (and KV cache) for the rest of the run and recompile decoding.
-    per_call = max(1, self.rollout_rows // samples)
+    self.eval_engine.set_model_info(str(self.workdir), self.iteration, temperature)
     # Several processes split the tasks as they split a training iteration's (tasks p, p + P, ...)
     # and every process gets everyone's episodes: all report the same pass@k.
-    mine = parallel.process_share(tasks)
-    episodes = []
-    try:
-      with self._episode_phase(self.engine, label, len(mine) * samples, quiet=True):
-        for s in range(0, len(mine), per_call):
-          episodes += self.engine.run(mine[s:s + per_call], group_size=samples)[0]
-    finally:
-      self.engine.writer = writer
-    episodes = [e for share in self._gather_episodes(episodes) for e in share]
-    # An infrastructure failure says nothing about the policy: not a failed sample.
-    failed = sum(e.infra_failure is not None for e in episodes)
-    episodes = [e for e in episodes if e.infra_failure is None]
-    result = {"eval/infra_failed": float(failed)} if failed else {}
-    if episodes:
-      table = evaluate.pass_at_k_table([(e.task_id, e.success) for e in episodes],
-                                         ks=sorted({1, samples}))
-      result.update({f"eval/{k}": v for k, v in table.items()})
-    return (result, episodes) if return_episodes else result
+    with self._episode_phase(self.eval_engine, label, len(parallel.process_share(tasks)) * samples, quiet=True):
+      return evaluate_lib.evaluate(self.eval_engine, tasks, samples=samples, rows=self.rollout_rows,
+                                   share=parallel.process_share, gather=self._all_episodes)
 
   # -- one RL iteration -----------------------------------------------------------------------------
   def _score(self, batch: batching.RolloutBatch, temperature: float,
@@ -757,24 +701,24 @@ class Trainer:
     packed = batching.pack_minibatch(mb, lengths, rows=rows, pad_multiple=c.trainer.pad_multiple)
     return mb if packed is None else packed
 
-  def ppo_epochs(self, full: dict, lengths: np.ndarray, temperature: float, train_policy: bool,
-                 train_critic: bool, *, rng: np.random.Generator, trim: bool | None = None,
-                 pack: bool = True) -> list[dict]:
-    """`optim.ppo_epochs` passes over shuffled mini-batches of the [B, T] arrays in `full`.
+  def ppo_epochs(self, train: TrainBatch, temperature: float, train_policy: bool, train_critic: bool, *,
+                 rng: np.random.Generator, trim: bool | None = None, pack: bool = True) -> list[dict]:
+    """`optim.ppo_epochs` passes over shuffled mini-batches of `train`'s rows.
 
-    With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row
-    (`lengths`), rounded up to pad_multiple: the padding after a row changes none of its outputs
-    and costs quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its
-    sequences are packed into fewer rows (`_packed`; token-level losses only, never GSPO:
+    With `trim` (default `trainer.trim_padding`) each mini-batch is cut to its longest row,
+    rounded up to pad_multiple: the padding after a row changes none of its outputs and costs
+    quadratically in attention. With `pack` (and `trainer.pack_fraction` > 0) its sequences are
+    packed into fewer rows (`_packed`; token-level losses only, never GSPO:
     `UpdateSettings.packable`). Returns each update step's metrics.
 
-    Several processes: `full` holds this process's rows (as many as every other's); each
+    Several processes: `train` holds this process's rows (as many as every other's); each
     mini-batch takes its share of the rows from every process, one length for all of them, and
     the loss denominators count every process's tokens.
     """
     c = self.config
     trim = c.trainer.trim_padding if trim is None else trim
-    B, T = full["tokens"].shape
+    full, lengths = train.arrays(), train.lengths
+    B, T = train.shape
     mbs = c.optim.mini_batch_size // self.processes
     update_metrics: list[dict] = []
     for _ in range(c.optim.ppo_epochs):
@@ -783,21 +727,7 @@ class Trainer:
         rows = order[s:s + mbs]
         t = self._agreed_length(self._padded_length(lengths[rows], T, trim))
         mb = {k: (v[rows][:, :t] if v.ndim >= 2 else v[rows]) for k, v in full.items()}
-        counts = {"num_tokens": mb["mask"].sum(), "num_sequences": (mb["mask"].sum(1) > 0).sum()}
-        if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
-          counts.update(policy_num_tokens=mb["policy_mask"].sum(),
-                        policy_num_sequences=(mb["policy_mask"].sum(1) > 0).sum())
-        counts = parallel.sum_over_processes(counts)  # the global mini-batch's counts
-        scalars = {"num_tokens": jnp.float32(max(counts["num_tokens"], 1.0)),
-                   "num_sequences": jnp.float32(max(counts["num_sequences"], 1)),
-                   "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
-                   # Dr.GRPO's constant: fixed, so the gradient's scale does not follow the padding.
-                   "norm_constant": jnp.float32(c.agent.max_tokens_per_trajectory)}
-        if "policy_mask" in mb:
-          scalars["policy_num_tokens"] = jnp.float32(max(counts["policy_num_tokens"], 1.0))
-          scalars["policy_num_sequences"] = jnp.float32(max(counts["policy_num_sequences"], 1))
-        if "grammar_states" in full:
-          scalars["grammar_table"] = self._grammar_table
+        scalars = self._update_scalars(mb, temperature)
         # Not across processes: packing picks its row count, or declines, from the rows' own
         # lengths, and every process's share of a mini-batch must have one shape. Each process
         # could pack its own rows into an agreed count, but the update is exact either way and
@@ -817,6 +747,25 @@ class Trainer:
         update_metrics.append(jax.tree.map(float, m))
         killpoints.reach("update", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-update
     return update_metrics
+
+  def _update_scalars(self, mb: dict, temperature: float) -> dict:
+    """A mini-batch's scalars: the loss denominators over the global mini-batch (every process's
+    tokens), the KL coefficient, the temperature, Dr.GRPO's constant, the grammar table."""
+    counts = {"num_tokens": mb["mask"].sum(), "num_sequences": (mb["mask"].sum(1) > 0).sum()}
+    if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
+      counts.update(policy_num_tokens=mb["policy_mask"].sum(),
+                    policy_num_sequences=(mb["policy_mask"].sum(1) > 0).sum())
+    counts = parallel.sum_over_processes(counts)
+    scalars = {"num_tokens": jnp.float32(max(counts["num_tokens"], 1.0)),
+               "num_sequences": jnp.float32(max(counts["num_sequences"], 1)),
+               "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
+               "norm_constant": jnp.float32(self.algo.norm_constant)}
+    if "policy_mask" in mb:
+      scalars["policy_num_tokens"] = jnp.float32(max(counts["policy_num_tokens"], 1.0))
+      scalars["policy_num_sequences"] = jnp.float32(max(counts["policy_num_sequences"], 1))
+    if "grammar_states" in mb:
+      scalars["grammar_table"] = self._grammar_table
+    return scalars
 
   def _update_batch(self, episodes: Sequence) -> batching.RolloutBatch:
     """The padded update batch of `episodes`. Several processes: this process's rows, padded to
@@ -853,225 +802,78 @@ class Trainer:
   def _bootstrap_room(self) -> int:
     """GAE's truncation bootstrap reads the value of the state after a cut row's last token: the
     batch and its scoring then keep one more position."""
-    c = self.config
-    return int(c.algo.truncation == "bootstrap" and c.algo.advantage_estimator == "gae")
+    return int(self.algo.truncation == "bootstrap" and self.algo.uses_critic)
 
   def train_iteration(self) -> dict:
-    c = self.config
+    """One RL iteration: sample tasks -> roll out -> score -> make_train_batch -> update -> metrics."""
     it = self.iteration
-    timings = {}
-    t0 = time.perf_counter()
     compiled_s = compilation.compile_seconds()
     temperature = self.temperature()
     tasks = self.with_improve_prompts(self.sample_tasks(it), it)
+    t0 = time.perf_counter()
+    rollout, rollout_metrics = self.rollout(tasks, temperature)
+    timings = {"time/rollout_s": time.perf_counter() - t0}
+    return self.learn_from_rollout(rollout, rollout_metrics, temperature, timings, compiled_s=compiled_s)
+
+  def rollout(self, tasks: Sequence, temperature: float) -> tuple[list, dict]:
+    """This process's share of `tasks`, `algo.group_size` episodes each, with the current weights."""
+    c, it = self.config, self.iteration
     self._set_policy(temperature, seed=c.seed * 100_003 + it)
     self.engine.set_model_info(str(self.workdir), it, temperature)
     # antihack.judge_async: the engine leaves the judge's verdicts out; they are scored in the
-    # background during the scoring pass below and resolved before the estimators.
+    # background during the scoring pass and resolved before the estimators.
     self.engine.defer_judge = True
     try:
       with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size // self.processes,
                                quiet=True):
-        rollout, rollout_metrics = self._run_share(self.engine, tasks, c.algo.group_size)
+        return self._run_share(self.engine, tasks, c.algo.group_size)
     finally:
       self.engine.defer_judge = False
-    timings["time/rollout_s"] = time.perf_counter() - t0
-    return self.learn_from_rollout(rollout, rollout_metrics, temperature, timings, compiled_s=compiled_s)
 
   def learn_from_rollout(self, rollout: Sequence, rollout_metrics: dict, temperature: float,
                          timings: dict, *, compiled_s: float | None = None) -> dict:
     """Scoring, advantages, the PPO update and the iteration's metrics for this process's
     `rollout` (its share of the iteration's episodes with several processes). `compiled_s`:
     `compilation.compile_seconds()` when the iteration began (default: now)."""
-    c = self.config
-    it = self.iteration
+    c, it = self.config, self.iteration
     if compiled_s is None:
       compiled_s = compilation.compile_seconds()
-    pending_judge = any(e.pending_judge is not None for e in rollout)
-
-    def trainable(episodes) -> tuple[list, list]:
-      # An infrastructure failure is not the policy's outcome, and an episode without an action
-      # token has nothing to train: neither reaches the estimators, the group baselines or the
-      # losses (docs/algorithms.md, "Failed episodes"); the rollout metrics count them (infra/*).
-      outcomes = [e for e in episodes if e.infra_failure is None]
-      return outcomes, [e for e in outcomes if any(e.action_mask)]
-
-    def resolve_judge() -> None:
-      # Blocks until every verdict of this rollout is in and folds it into rewards, records
-      # and metrics: no sample reaches the update with a reward the judge has not vetted.
-      t = time.perf_counter()
-      judge_metrics = self.engine.resolve_judge(rollout)
-      rollout_metrics.update(episode_lib.verdict_metrics(rollout))
-      rollout_metrics.update(judge_metrics)
-      timings["time/judge_wait_s"] = time.perf_counter() - t
-
     t1 = time.perf_counter()
-    if not self.multiprocess:
-      outcomes, episodes = trainable(rollout)
-      if episodes:
-        batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
-      if pending_judge:
-        resolve_judge()
-        scored_episodes, (outcomes, episodes) = episodes, trainable(rollout)
-        if episodes and [id(e) for e in episodes] == [id(e) for e in scored_episodes]:
-          # The same rows: the scoring pass stands; the batch is rebuilt for the corrected rewards.
-          batch = self._update_batch(episodes)
-        elif episodes:  # rare: "pass" on a judge error took rows out; score the rest again
-          batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
-      everyone, outcomes_all, episodes_all, offset = rollout, outcomes, episodes, 0
-    else:
-      # The scoring pass is collective: whether and how often it runs must not depend on one
-      # process's verdicts, so the judge's are in before it (no overlap with the judge here).
-      if pending_judge:
-        resolve_judge()
-      outcomes, episodes = trainable(rollout)
-      # Every process's episodes (light copies): the iteration's metrics, the estimators' batch
-      # statistics and the self-improvement buffer are the whole iteration's, the same on every
-      # process; the episode-derived rollout metrics are recomputed from them (timings, policy
-      # calls and judge service metrics stay this process's own).
-      shares = self._gather_episodes(rollout)
-      everyone = [e for share in shares for e in share]
-      rollout_metrics.update(episode_lib.episode_metrics(everyone))
-      per_process = [trainable(share) for share in shares]
-      outcomes_all = [e for o, _ in per_process for e in o]
-      episodes_all = [e for _, t in per_process for e in t]
-      offset = sum(len(t) for _, t in per_process[:self.process])  # this process's first row
-      if episodes_all:  # a process without a trainable episode contributes padding rows
-        batch, grammar_states, scored, score_metrics = self._batch_and_score(episodes, temperature)
-    sample_tokens = sum(sum(e.action_mask) for e in everyone)
-    self.record_solutions(everyone, it)
-    if not episodes_all:
+    scored = self._score_rollout(rollout, rollout_metrics, temperature, timings)
+    sample_tokens = sum(sum(e.action_mask) for e in scored.everyone)
+    self.record_solutions(scored.everyone, it)
+    if not scored.episodes_all:
       timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
-      return self._skipped_iteration(outcomes_all, rollout_metrics, timings, temperature, sample_tokens)
-    B, T = batch.tokens.shape
-    metrics: dict[str, float] = {"train/episodes": float(len(episodes_all)), "train/update_skipped": 0.0,
-                                 "train/no_action_episodes": float(len(outcomes_all) - len(episodes_all)),
-                                 **score_metrics}
-    g = self._global_rows  # this process's rows -> every process's (the identity with one process)
-    mask = batch.action_mask
-    real = np.arange(B) < len(episodes)  # this process's rows that hold an episode
-    token_rewards = batch.turn_rewards.copy()
-    if c.algo.kl_in == "reward" and "ref_logprobs" in scored:
-      kl = np.asarray(losses_lib.kl_penalty(scored["logprobs"], scored["ref_logprobs"], c.algo.kl_kind)) * mask
-      token_rewards -= self.kl.coef * kl
-      sums = parallel.sum_over_processes({"kl": kl.sum(), "tokens": mask.sum()})
-      metrics["kl/reward_kl_mean"] = float(sums["kl"] / max(sums["tokens"], 1))
-    group_ids = batch.group_ids
-    if self.multiprocess:  # unique over processes (padding rows' negative ids too)
-      shift = self.process * B
-      group_ids = np.where(group_ids >= 0, group_ids + shift, group_ids - shift).astype(group_ids.dtype)
-    est_batch = {"mask": mask, "scores": batch.scores, "token_rewards": token_rewards,
-                 "group_ids": group_ids, "truncated": batch.truncated}
-    if "values" in scored:  # at every position: GAE reads action tokens and a bootstrap after them
-      est_batch["values"] = scored["values"]
-    # The estimators see the global batch: batch whitening and any other batch statistic are the
-    # whole iteration's, as one process given every row computes them (groups are whole on one
-    # process either way). Their inputs are small host arrays, so every process gathers them and
-    # keeps its own rows of the result.
-    est_batch = g(est_batch)
-    advantages, returns = ADVANTAGE_ESTIMATORS.get(c.algo.advantage_estimator)(est_batch, c)
-    metrics.update(advantages_lib.truncation_metrics({"truncated": est_batch["truncated"][g(real)]}, c))
-    if c.algo.positive_advantage_scale != 1.0 or c.algo.negative_advantage_scale != 1.0:
-      advantages = advantages_lib.scale_advantages_by_sign(
-          advantages, est_batch["mask"], positive=c.algo.positive_advantage_scale,
-          negative=c.algo.negative_advantage_scale)
-    advantages, returns = self._local_rows(advantages), self._local_rows(returns)
-    policy_mask = mask  # the action tokens of the policy loss (the critic's are `mask`)
-    if c.algo.error_masking != "none":
-      keep = batching.error_turn_keep(episodes, batch.turn_ids, c.algo.error_masking)
-      sums = parallel.sum_over_processes({"kept": (keep * mask).sum(), "tokens": mask.sum()})
-      metrics["adv/error_masked_fraction"] = float(1.0 - sums["kept"] / max(sums["tokens"], 1.0))
-      advantages = advantages * keep
-      policy_mask = mask * keep
-    advantages = np.asarray(advantages, np.float32)
-    returns = np.zeros_like(advantages) if returns is None else np.asarray(returns, np.float32)
-    # Duration-aware weights from each trajectory's final program run (rl.outcome.duration): floor,
-    # fixed charge for invalid outputs; padding rows (fully masked) weigh 1. "linear" divides by
-    # the batch's mean: every process's episodes.
-    durations = duration_lib.trajectory_durations(episodes_all, floor_s=c.algo.duration_floor_s,
+      return self._skipped_iteration(scored.outcomes_all, rollout_metrics, timings, temperature, sample_tokens)
+    durations = duration_lib.trajectory_durations(scored.episodes_all, floor_s=c.algo.duration_floor_s,
                                                   invalid_s=c.algo.duration_invalid_s)
-    sample_weights = np.ones((B,), np.float32)
-    sample_weights[:len(episodes)] = DURATION_WEIGHTS.get(c.algo.duration_weight)(durations)[
-        offset:offset + len(episodes)]
-    token_weights = np.ones_like(mask)
-    has_sampler = np.ones((B,), np.float32)
-    # The sampler reports log softmax(logits / T); with a truncated support the scorer's
-    # "logprobs" are renormalised on it and "full_logprobs" are comparable with the sampler's.
-    full_logprobs = scored.get("full_logprobs", scored["logprobs"])
-    sampler_logprobs = batch.sampler_logprobs + (scored["logprobs"] - full_logprobs)
-    if c.algo.tis_cap > 0:  # truncated importance weights against the sampler's log-probs
-      token_weights = np.minimum(np.exp(np.clip(full_logprobs - batch.sampler_logprobs, -20, 20)),
-                                 c.algo.tis_cap).astype(np.float32) * mask + (1 - mask)
-    if c.algo.entropy_token_fraction < 1.0:
-      # The batch's entropy quantile: every process's action tokens.
-      entropy_all, policy_mask_all = g((scored["entropy"], policy_mask))
-      keep = self._local_rows(advantages_lib.high_entropy_token_weights(
-          entropy_all, policy_mask_all, c.algo.entropy_token_fraction))
-      token_weights = token_weights * keep
-      # Read off the weights the loss gets, so the metric shows what reaches the update.
-      kept_all = g(token_weights)
-      metrics["adv/entropy_kept_fraction"] = float(((kept_all > 0) * policy_mask_all).sum()
-                                                   / max(policy_mask_all.sum(), 1.0))
-    full = {
-        "tokens": batch.tokens, "valid": batch.valid, "mask": mask, "advantages": advantages,
-        "returns": returns, "old_logprobs": scored["logprobs"] * mask,
-        "old_values": scored.get("values", np.zeros_like(mask)) * mask,
-        "ref_logprobs": scored.get("ref_logprobs", scored["logprobs"]) * mask,
-        "sampler_logprobs": sampler_logprobs * mask, "token_weights": token_weights,
-        "sample_weights": sample_weights, "has_sampler": has_sampler,
-    }
-    for key in ("support", "ref_top_ids", "ref_top_logprobs"):  # [B, T, K] extras of the scorer
-      if key in scored:
-        full[key] = scored[key]
-    if grammar_states is not None:
-      full["grammar_states"] = grammar_states
-    if policy_mask is not mask:  # error-masked tokens leave the policy loss and its counts
-      full["policy_mask"] = policy_mask
+    train, adv_metrics = make_train_batch(
+        scored.batch, scored.outputs, settings=self.algo, kl_coef=self.kl.coef, episodes=scored.episodes,
+        durations=durations, grammar_states=scored.grammar_states, exchange=self._row_exchange(scored.offset))
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
     shapes_before = len(self._update_shapes)
     train_policy = it >= c.optim.critic_warmup_iterations
-    has_critic = "values" in scored and c.algo.advantage_estimator == "gae"
+    has_critic = "values" in scored.outputs and self.algo.uses_critic
     with self.display.phase("update", quiet=True):
-      update_metrics = self.ppo_epochs(full, batch.lengths, temperature, train_policy, has_critic,
+      update_metrics = self.ppo_epochs(train, temperature, train_policy, has_critic,
                                        rng=np.random.default_rng([c.seed, it, 23]))
-    if c.sft.ptx_steps and train_policy:
-      metrics.update(self._ptx_steps(it))
-    update_tokens = parallel.sum_over_processes({"valid": float(batch.valid.sum())})["valid"] * c.optim.ppo_epochs
+    ptx_metrics = self._ptx_steps(it) if c.sft.ptx_steps and train_policy else {}
+    update_tokens = parallel.sum_over_processes({"valid": float(train.valid.sum())})["valid"] * c.optim.ppo_epochs
     timings["time/update_s"] = time.perf_counter() - t2
     # Tracing and compiling new shapes, inside the phases above (0 when every shape is cached).
     timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
 
-    # -- metrics -----------------------------------------------------------------------------------
-    # Over every process's rows and episodes (one process: its own).
-    lengths = [len(e.tokens) for e in episodes_all]
-    turns = [len(e.turn_ends) for e in episodes_all]
-    for key in (update_metrics[0] if update_metrics else {}):
-      metrics[key] = float(np.mean([m[key] for m in update_metrics if key in m]))
-    rows = {"mask": mask, "advantages": advantages, "returns": returns, "full_logprobs": full_logprobs,
-            "sampler_logprobs": batch.sampler_logprobs, "real": real}
-    if has_critic:
-      rows["values"] = scored["values"]
-    rows = g(rows)
-    real = rows["real"]
-    m_bool = rows["mask"][real].astype(bool)
-    none = np.zeros(1, np.float32)  # a batch without action tokens reports zeros
-    adv_valid = rows["advantages"][real][m_bool] if m_bool.any() else none
-    returns_valid = rows["returns"][real][m_bool] if m_bool.any() else none
-    if m_bool.any():
-      # Train/infer mismatch before any update: the sampler's log-probs against the scorer's
-      # (the update's actor/sampler_logprob_abs_diff also contains the policy's own change).
-      gap = np.abs(rows["full_logprobs"][real] - rows["sampler_logprobs"][real])[m_bool]
-      metrics["mismatch/logprob_abs_diff"] = float(gap.mean())
-      metrics["mismatch/logprob_abs_diff_max"] = float(gap.max())
+    metrics = {"train/episodes": float(len(scored.episodes_all)), "train/update_skipped": 0.0,
+               "train/no_action_episodes": float(len(scored.outcomes_all) - len(scored.episodes_all)),
+               **scored.metrics, **adv_metrics, **ptx_metrics}
+    metrics.update(metrics_lib.mean_over_steps(update_metrics))
+    metrics.update(metrics_lib.batch_metrics(
+        train, scored.batch.sampler_logprobs, scored.outputs.get("values") if has_critic else None,
+        real=np.arange(train.shape[0]) < len(scored.episodes), gather=self._global_rows))
+    metrics.update(metrics_lib.episode_outcome_metrics(scored.outcomes_all, scored.episodes_all, durations))
     metrics.update({
-        "adv/mean": float(adv_valid.mean()), "adv/std": float(adv_valid.std()),
-        "adv/min": float(adv_valid.min()), "returns/mean": float(returns_valid.mean()),
-        "train/reward_mean": float(np.mean([e.final_reward for e in outcomes_all])),
-        "train/reward_std": float(np.std([e.final_reward for e in outcomes_all])),
-        "train/success_rate": float(np.mean([e.success for e in outcomes_all])),
-        "train/pass_fraction": float(np.mean([_pass_fraction(e) for e in outcomes_all])),
         "train/temperature": temperature,
         "kl/coef": self.kl.coef,
         "perf/sample_tokens_per_s": sample_tokens / max(rollout_metrics.get("perf/generate_s", 0.0), 1e-9),
@@ -1079,19 +881,6 @@ class Trainer:
         # Mini-batch shapes the update step met for the first time (each one compiles).
         "perf/update_new_shapes": float(len(self._update_shapes) - shapes_before),
     })
-    if has_critic:
-      metrics["critic/explained_variance"] = update_lib.explained_variance(
-          rows["values"][real], rows["returns"][real], rows["mask"][real])
-    metrics.update(_percentiles(lengths, "length/tokens"))
-    metrics.update(_percentiles(turns, "length/turns"))
-    succ = [l for l, e in zip(lengths, episodes_all) if e.success]
-    fail = [l for l, e in zip(lengths, episodes_all) if not e.success]
-    if succ:
-      metrics["length/tokens_success_mean"] = float(np.mean(succ))
-    if fail:
-      metrics["length/tokens_failure_mean"] = float(np.mean(fail))
-    metrics.update(_hack_metrics(episodes_all))
-    metrics.update(_percentiles(durations, "duration/seconds"))
     if self.self_improve.enabled:
       metrics.update(self.self_improve.metrics(it))
     metrics.update(rollout_metrics)
@@ -1102,6 +891,66 @@ class Trainer:
       # not actor/approx_kl: that is the policy's drift within one update.
       self.kl.update(metrics["kl/reward_kl_mean" if c.algo.kl_in == "reward" else "actor/kl_loss"])
     return metrics
+
+  def _row_exchange(self, offset: int) -> RowExchange:
+    """How make_train_batch's batch statistics see every process's rows (one process: itself)."""
+    if not self.multiprocess:
+      return RowExchange()
+    return RowExchange(gather=self._global_rows, local=self._local_rows, total=parallel.sum_over_processes,
+                       row_offset=offset, process_index=self.process)
+
+  def _score_rollout(self, rollout: Sequence, rollout_metrics: dict, temperature: float,
+                     timings: dict) -> ScoredRollout:
+    """The trainable episodes of `rollout`, their padded batch and the scoring pass over it, with
+    the judge's verdicts folded in (async judge: resolved while the scoring pass runs)."""
+    pending_judge = any(e.pending_judge is not None for e in rollout)
+
+    def resolve_judge() -> None:
+      # Blocks until every verdict of this rollout is in and folds it into rewards, records
+      # and metrics: no sample reaches the update with a reward the judge has not vetted.
+      t = time.perf_counter()
+      judge_metrics = self.engine.resolve_judge(rollout)
+      rollout_metrics.update(episode_lib.verdict_metrics(rollout))
+      rollout_metrics.update(judge_metrics)
+      timings["time/judge_wait_s"] = time.perf_counter() - t
+
+    batch = grammar_states = outputs = None
+    score_metrics: dict[str, float] = {}
+    if not self.multiprocess:
+      outcomes, episodes = _trainable(rollout)
+      if episodes:
+        batch, grammar_states, outputs, score_metrics = self._batch_and_score(episodes, temperature)
+      if pending_judge:
+        resolve_judge()
+        scored_episodes, (outcomes, episodes) = episodes, _trainable(rollout)
+        if episodes and [id(e) for e in episodes] == [id(e) for e in scored_episodes]:
+          # The same rows: the scoring pass stands; the batch is rebuilt for the corrected rewards.
+          batch = self._update_batch(episodes)
+        elif episodes:  # rare: "pass" on a judge error took rows out; score the rest again
+          batch, grammar_states, outputs, score_metrics = self._batch_and_score(episodes, temperature)
+      return ScoredRollout(everyone=list(rollout), outcomes_all=outcomes, episodes=episodes,
+                           episodes_all=episodes, offset=0, batch=batch, grammar_states=grammar_states,
+                           outputs=outputs, metrics=score_metrics)
+    # The scoring pass is collective: whether and how often it runs must not depend on one
+    # process's verdicts, so the judge's are in before it (no overlap with the judge here).
+    if pending_judge:
+      resolve_judge()
+    outcomes, episodes = _trainable(rollout)
+    # Every process's episodes (light copies): the iteration's metrics, the estimators' batch
+    # statistics and the self-improvement buffer are the whole iteration's, the same on every
+    # process; the episode-derived rollout metrics are recomputed from them (timings, policy
+    # calls and judge service metrics stay this process's own).
+    shares = self._gather_episodes(rollout)
+    everyone = [e for share in shares for e in share]
+    rollout_metrics.update(episode_lib.episode_metrics(everyone))
+    per_process = [_trainable(share) for share in shares]
+    episodes_all = [e for _, t in per_process for e in t]
+    if episodes_all:  # a process without a trainable episode contributes padding rows
+      batch, grammar_states, outputs, score_metrics = self._batch_and_score(episodes, temperature)
+    return ScoredRollout(everyone=everyone, outcomes_all=[e for o, _ in per_process for e in o],
+                         episodes=episodes, episodes_all=episodes_all,
+                         offset=sum(len(t) for _, t in per_process[:self.process]), batch=batch,
+                         grammar_states=grammar_states, outputs=outputs, metrics=score_metrics)
 
   def _skipped_iteration(self, outcomes: Sequence, rollout_metrics: dict, timings: dict,
                          temperature: float, sample_tokens: int) -> dict:
@@ -1142,12 +991,12 @@ class Trainer:
       sft_metrics = self.run_sft()
       summary.update({k.replace("/", "_"): v for k, v in sft_metrics.items()})
       if self.eval_tasks:
-        sft_eval = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
+        sft_eval, _ = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
         summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
         self._note_heldout("after SFT", summary["heldout_pass@1_sft"])
       self._write_summary(summary_path, summary)
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
-      self.ref_params = _copy(self.state.policy)
+      self.ref_params = state_lib.copy_tree(self.state.policy)
     if self.iteration == 0 and self.checkpointer.latest_step() is None:  # else resumed from step 0
       self.save()
     # Measured once, before the first iteration (a resumed run keeps the first measurement).
@@ -1160,14 +1009,14 @@ class Trainer:
       self.iteration += 1
       if c.trainer.eval_every and (self.iteration % c.trainer.eval_every == 0
                                    or self.iteration == c.trainer.iterations):
-        metrics.update(self.evaluate())
+        metrics.update(self.evaluate()[0])
       row = self.writer.write_scalars(self.iteration, metrics)
       killpoints.reach("metrics", self.iteration)  # a test hook (rl.killpoints): row written, no checkpoint
       if self.iteration % c.trainer.checkpoint_every == 0 or self.iteration == c.trainer.iterations:
         self.save(row)
       iterations.advance(message=progress_lib.describe_iteration(row))
     iterations.end()
-    final = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval") if self.eval_tasks else {}
+    final = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")[0] if self.eval_tasks else {}
     if final:
       self._note_heldout("after RL", final.get("eval/pass@1"))
     summary.update({
@@ -1223,30 +1072,6 @@ def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:
   first, last = float(np.mean(rates[:k])), float(np.mean(rates[-k:]))
   return {"train_success_first_10pct": first, "train_success_last_10pct": last,
           "train_success_gain": last - first, "train_success_window": k}
-
-
-def _pass_fraction(episode) -> float:
-  tests = episode.record.get("tests") or {}
-  total = tests.get("total") or 0
-  return float(tests.get("passed", 0)) / total if total else 0.0
-
-
-def _hack_metrics(episodes) -> dict[str, float]:
-  out: dict[str, float] = {}
-  n = max(len(episodes), 1)
-  stages: dict[str, int] = {}
-  rules: dict[str, int] = {}
-  for e in episodes:
-    hack = e.record.get("hack") or {}
-    if hack.get("flagged"):
-      stages[str(hack.get("stage"))] = stages.get(str(hack.get("stage")), 0) + 1
-      for rule in hack.get("rules") or []:
-        rules[rule] = rules.get(rule, 0) + 1
-  for stage, count in stages.items():
-    out[f"antihack/flag_rate_{stage}"] = count / n
-  for rule, count in rules.items():
-    out[f"antihack/rule/{rule}"] = count / n
-  return out
 
 
 def run(config: ml_collections.ConfigDict, workdir: str | Path) -> dict:
