@@ -58,6 +58,7 @@ def main():
   import numpy as np
 
   from rl import parallel
+  from rl.train import state as state_lib
   from rl.train import trainer as trainer_lib
   from test_trainer import tiny_config
 
@@ -69,7 +70,7 @@ def main():
   config = tiny_config(tasks_root, iterations=1, **CHECK_RUN, **extra)
   parallel.initialize(config)
   trainer = trainer_lib.Trainer(config, trainer_lib.prepare_workdir(config, workdir))
-  trainer.ref_params = trainer_lib._copy(trainer.state.policy)  # pylint: disable=protected-access
+  trainer.ref_params = state_lib.copy_tree(trainer.state.policy)
   # Greedy decodes of the initial weights by the sampler: with several processes each decodes on
   # its own devices from its own copy of the weights (parallel.LocalReplica).
   trainer._set_policy(0.0, seed=0)  # pylint: disable=protected-access
