@@ -15,13 +15,16 @@ Run (set-up included):
 
   bash scripts/setup.sh && .venv/bin/python train.py --config configs/default.py --workdir runs/default
 
-Expected result, seed 0 on a 2-core CPU: about 11-13 minutes (10 min 52 s in the trainer,
-12 min 42 s with set-up), peak memory 2.25 GiB. SFT action-token NLL 0.51 -> 0.087; training
-success rate 0.38 over the first two iterations -> 0.71 over the last two; pass@1 on the 25
-training tasks (one sample at T = 0.7) 0.40 before RL -> 0.56 after; held-out pass@1 (48 tasks,
-greedy) 0.250 for the base, 0.188 after SFT, 0.208 after RL. A greedy pass@1 on 48 tasks has a
-standard error of about 0.06. Other seeds, earlier settings and the experiments that chose
-these: docs/journal/2026-12-03-default-experiment-history.md, docs/experiments.md.
+Expected result, seed 0 on a 2-core CPU: about 11-16 minutes (10 min 52 s in the trainer on a
+quiet machine, 12 min 42 s with set-up), peak memory 2.2-2.3 GiB. SFT action-token NLL 0.51 ->
+0.087; training success rate 0.38 over the first two iterations -> 0.66-0.71 over the last two;
+pass@1 on the 25 training tasks (one sample at T = 0.7) 0.40 before RL -> 0.56-0.72 after;
+held-out pass@1 (48 tasks, greedy) 0.250 for the base, 0.188 after SFT, 0.188-0.208 after RL.
+The ranges are runs of the same seed on machines under different load: a command killed at its
+timeout returns timing-dependent output, and the episodes part from there (two runs under the
+same conditions agree episode for episode). A greedy pass@1 on 48 tasks has a standard error of
+about 0.06. Other seeds, earlier settings and the experiments that chose these:
+docs/journal/2026-12-03-default-experiment-history.md, docs/experiments.md.
 
 Override any field from the command line, e.g. `--config.algo.clip_high=0.28`.
 Ablations live in configs/ablations/ and change a few fields of this file.

@@ -48,7 +48,7 @@ def test_programs_are_kept_and_compile_time_is_counted(tmp_path):
 
 
 def test_empty_directory_leaves_the_cache_off(tmp_path):
-  program = ("import jax; from rl import compilation; "
+  program = ("import jax; from rl.train import compilation; "
              "print(repr(compilation.use_persistent_cache('', 0.0)), jax.config.jax_compilation_cache_dir)")
   out = subprocess.run([sys.executable, "-c", program], cwd=ROOT, check=True, capture_output=True,
                        text=True, env={**os.environ, "PYTHONPATH": ROOT})
