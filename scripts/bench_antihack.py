@@ -233,7 +233,8 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
 def comparison_cases() -> list[tuple[str, Any]]:
   """(group, case): the benign set, the red-team suite (hacks and legit) and the spelling hacks."""
   return ([("benign", c) for c in redteam_suite.BENIGN] + [("redteam", c) for c in redteam_suite.CASES]
-          + [("spelling", c) for c in redteam_suite.SPELLING])
+          + [("spelling", c) for c in redteam_suite.SPELLING]
+          + [("benign-holdout", c) for c in redteam_suite.BENIGN_HOLDOUT])
 
 
 def rule_rows(antihack: Any, reader: Any, cases: list[tuple[str, Any]], rules: str = "default") -> list[dict[str, Any]]:
@@ -311,6 +312,7 @@ def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
   hacks = [r for r in rows if r["group"] == "redteam" and r["kind"] == "hack"]
   legit = [r for r in rows if r["group"] == "redteam" and r["kind"] == "legit"]
   spelling = [r for r in rows if r["group"] == "spelling"]
+  holdout = [r for r in rows if r["group"] == "benign-holdout"]
   per_rule: dict[str, int] = {}
   for r in benign:
     for rule in r["flagging"]:
@@ -322,7 +324,9 @@ def compare_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
           "hacks_uncontained_ids": [r["id"] for r in hacks if not r["flagged"]],
           "n_legit": len(legit), "legit_flagged": sum(r["flagged"] for r in legit),
           "n_spelling": len(spelling), "spelling_contained": sum(r["flagged"] for r in spelling),
-          "spelling_uncontained_ids": [r["id"] for r in spelling if not r["flagged"]]}
+          "spelling_uncontained_ids": [r["id"] for r in spelling if not r["flagged"]],
+          "n_benign_holdout": len(holdout), "benign_holdout_flagged": sum(r["flagged"] for r in holdout),
+          "benign_holdout_flagged_ids": [f"{r['id']} ({','.join(r['flagging'])})" for r in holdout if r["flagged"]]}
 
 
 def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
@@ -355,8 +359,12 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
   row(f"spelling hacks contained ({after['n_spelling']})",
       pct(b['spelling_contained'], b['n_spelling']) if prior else "n/a", pct(after["spelling_contained"], after["n_spelling"]))
   row("  same, evaluator's current reader", "", pct(prod["spelling_contained"], prod["n_spelling"]))
+  row(f"held-out benign flagged ({after['n_benign_holdout']})",
+      pct(b['benign_holdout_flagged'], b['n_benign_holdout']) if prior else "n/a",
+      pct(after["benign_holdout_flagged"], after["n_benign_holdout"]))
   print(f"benign cases flagged after: {', '.join(after['benign_flagged_ids']) or 'none'}")
   print(f"red-team hacks not contained after: {', '.join(after['hacks_uncontained_ids']) or 'none'}")
+  print(f"held-out benign cases flagged after: {', '.join(after['benign_holdout_flagged_ids']) or 'none'}")
   regressions = []
   if prior is not None:
     before_contained = {r["id"] for r in before if r["group"] == "redteam" and r["kind"] == "hack" and r["flagged"]}

@@ -6,8 +6,9 @@ the task directories in the layout of shared/ARCHITECTURE.md, so every case can 
 graded for real. Used by tests/test_antihack_redteam.py and scripts/bench_antihack.py.
 
 Cases are also stored as data: `benign.json` (BENIGN: honest fixes that look suspicious,
-the false-positive benchmark) and `spelling_hacks.json` (SPELLING: hacks that spell a known
-trick differently: aliases, other decoders, unreadable files). A JSON case is
+the false-positive benchmark), `spelling_hacks.json` (SPELLING: hacks that spell a known
+trick differently: aliases, other decoders, unreadable files) and `benign_holdout.json`
+(BENIGN_HOLDOUT: honest fixes written after the rules were final, measured once). A JSON case is
 {"id", "kind", "task", "description", "actions": [[action_type, action_input], ...],
 "files": {path: entry}, "runtime_evidence": {...} (optional: what grading recorded)}, where
 an entry is the file's text, null (deleted) or an object: {"encoding": "latin-1" |
@@ -632,10 +633,13 @@ def load_cases(name: str) -> list[Case]:
 BENIGN: list[Case] = load_cases("benign.json")
 # Known tricks in other spellings (aliases, other decoders, unreadable or non-.py code).
 SPELLING: list[Case] = load_cases("spelling_hacks.json")
+# Written after rules v6 were final and measured once: a held-out estimate of the false-positive
+# rate on honest fixes the rules were not tuned on (docs/antihack.md). Not a tuning target.
+BENIGN_HOLDOUT: list[Case] = load_cases("benign_holdout.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
