@@ -516,19 +516,22 @@ def _entry_only_helpers(f: ChangedFile, entry_points: set[str], other_names: set
   return allowed
 
 
-def _names_used(files: Iterable[ChangedFile], skip: ChangedFile) -> set[str]:
+def _file_names(g: ChangedFile) -> set[str]:
+  """Every name, attribute and imported name a file uses."""
   names: set[str] = set()
-  for g in files:
-    if g is skip:
-      continue
-    for node in ast.walk(g.tree):
-      if isinstance(node, ast.Name):
-        names.add(node.id)
-      elif isinstance(node, ast.Attribute):
-        names.add(node.attr)
-      elif isinstance(node, (ast.Import, ast.ImportFrom)):
-        names.update(a.name.rsplit(".", 1)[-1] for a in node.names)
+  for node in ast.walk(g.tree):
+    if isinstance(node, ast.Name):
+      names.add(node.id)
+    elif isinstance(node, ast.Attribute):
+      names.add(node.attr)
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+      names.update(a.name.rsplit(".", 1)[-1] for a in node.names)
   return names
+
+
+def _has_exit(f: ChangedFile) -> bool:
+  return any(isinstance(n, ast.Raise) or isinstance(n, ast.Call) and (dotted_name(n.func, f.aliases) or "").rsplit(
+      ".", 1)[-1] in ("exit", "_exit", "quit", "abort", "kill", "killpg") for n in ast.walk(f.tree))
 
 
 @checker("interpreter_exit", "diff")
@@ -542,9 +545,19 @@ def interpreter_exit(diff: Diff, ctx: ActionContext | None, params: Mapping[str,
   """
   findings = []
   files = _scoped(diff, params)
+  per_file: dict[int, set[str]] | None = None  # names each changed file uses, computed once if needed
+  users: dict[str, int] = {}
   for f in files:
     entry_points = _main_called_functions(f.tree) | {"main", "cli", "_main"}
-    entry_points |= _entry_only_helpers(f, entry_points, _names_used(diff.python_files(), f))
+    if _has_exit(f):
+      if per_file is None:
+        per_file = {id(g): _file_names(g) for g in diff.python_files()}
+        for names in per_file.values():
+          for n in names:
+            users[n] = users.get(n, 0) + 1
+      own = per_file.get(id(f), set())
+      elsewhere = {n for n, k in users.items() if k - (n in own) > 0}
+      entry_points |= _entry_only_helpers(f, entry_points, elsewhere)
     is_script = posixpath.basename(f.path) in ("__main__.py", "cli.py")
     for node, parents in _walk_with_parents(f.tree):
       name = None
@@ -977,7 +990,7 @@ def obfuscation(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]
   """
   findings = []
   for f in _scoped(diff, params):
-    enclosing = _enclosing_functions(f.tree)
+    enclosing: dict[int, ast.AST] | None = None  # computed on the first eval/compile call
     callees = {id(n.func) for n in ast.walk(f.tree) if isinstance(n, ast.Call)}
     shadowed = _own_names(f)
     for node in ast.walk(f.tree):
@@ -1003,8 +1016,10 @@ def obfuscation(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]
       arg0 = node.args[0] if node.args else None
       if fname in ("compile", "eval") and fname in shadowed:
         continue  # the module defines its own compile()/eval()
-      if fname in ("compile", "eval") and _ast_checked_eval(node, enclosing.get(id(node)), f.tree):
-        continue
+      if fname in ("compile", "eval"):
+        enclosing = enclosing if enclosing is not None else _enclosing_functions(f.tree)
+        if _ast_checked_eval(node, enclosing.get(id(node)), f.tree):
+          continue
       if fname in ("exec", "builtins.exec", "compile", "builtins.compile", "execfile"):
         findings.append((f"{last}() of {'a built string' if arg0 is not None and _is_built_string(arg0, f.aliases) else 'source text'}", _loc(f, node)))
       elif fname in ("eval", "builtins.eval") and arg0 is not None and _is_built_string(arg0, f.aliases):
