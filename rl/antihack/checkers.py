@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from rl.antihack.actions import ParsedAction
 from rl.antihack.context import ActionContext, is_test_file, is_under, normalize_path
-from rl.antihack.diff import BUILTIN_NAMES, PARSE_LOCK, ChangedFile, Diff, canonical_name, dotted_name
+from rl.antihack.diff import PARSE_LOCK, ChangedFile, Diff, canonical_name, dotted_name
 
 Finding = tuple[str, str]  # (message, location)
 CHECKERS: dict[tuple[str, str], Callable[..., list[Finding]]] = {}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import codecs
 import dataclasses
 import difflib
 import io
@@ -158,7 +157,9 @@ def build_diff(initial_files: Mapping[str, Any], final_files: Mapping[str, Any])
   changed = []
   for path in sorted(set(initial_files) | set(final_files)):
     if _IGNORED_PARTS & set(path.split("/")) or path.endswith((".pyc", ".pyo")):
-      continue  # caches written by running Python or pytest, not by the agent's hand
+      # Caches written by running Python or pytest. Not a blind spot: grading deletes
+      # bytecode and caches before the tests run, and A013 flags writing bytecode by hand.
+      continue
     before = initial_files.get(path)
     after = final_files.get(path)
     if before == after:
@@ -223,8 +224,7 @@ def _text_and_problem(value: Any) -> tuple[str, str]:
   if isinstance(value, Unreadable):
     return "", value.describe()
   if isinstance(value, (bytes, bytearray)):
-    text, encoding = decode_source(bytes(value))
-    return text, ""
+    return decode_source(bytes(value))[0], ""
   text = str(value)
   if text.startswith("\ufeff"):  # a BOM decoded as text: Python ignores it, ast.parse does not
     text = text[1:]
