@@ -35,7 +35,7 @@ PATTERN_TARGETS = {
     "runtime": ("hidden_test_reads", "sockets", "subprocesses", "early_exits"),
 }
 _RULE_KEYS = {"id", "description", "severity", "stage", "pattern", "target", "checker", "params",
-              "ignore_case", "exclude", "applies_to"}
+              "ignore_case", "exclude", "applies_to", "exclude_paths", "rationale", "benign"}
 
 
 class RuleError(ValueError):
@@ -55,6 +55,9 @@ class Rule:
   ignore_case: bool = False
   exclude: str | None = None  # regex: matches of `pattern` that also match this are ignored
   applies_to: str = "all"  # diff rules: "all" | "code" (non-test files) | "tests"
+  exclude_paths: str | None = None  # diff pattern rules: files whose path matches are not scanned (unless loaded as code)
+  rationale: str = ""  # why the rule exists and where its line is drawn (documentation only)
+  benign: tuple[str, ...] = ()  # look-alikes the rule must not flag (documentation; tests check them)
 
   def compiled(self) -> tuple[re.Pattern | None, re.Pattern | None]:
     flags = re.I if self.ignore_case else 0
@@ -92,7 +95,7 @@ def _validate_rule(raw: Mapping[str, Any], where: str) -> Rule:
   if raw.get("pattern"):
     if raw.get("target") not in PATTERN_TARGETS[raw["stage"]]:
       raise RuleError(f"{where} ({rid}): target {raw.get('target')!r} not in {PATTERN_TARGETS[raw['stage']]}")
-    for key in ("pattern", "exclude"):
+    for key in ("pattern", "exclude", "exclude_paths"):
       if raw.get(key):
         try:
           re.compile(raw[key])
@@ -110,7 +113,10 @@ def _validate_rule(raw: Mapping[str, Any], where: str) -> Rule:
   return Rule(id=rid, description=raw["description"], severity=raw["severity"], stage=raw["stage"],
               pattern=raw.get("pattern"), target=raw.get("target"), checker=raw.get("checker"),
               params=params, ignore_case=bool(raw.get("ignore_case", False)),
-              exclude=raw.get("exclude"), applies_to=raw.get("applies_to", "all"))
+              exclude=raw.get("exclude"), applies_to=raw.get("applies_to", "all"),
+              exclude_paths=raw.get("exclude_paths"), rationale=str(raw.get("rationale", "")),
+              benign=tuple(str(b) for b in (raw.get("benign") or ()) if b) if isinstance(raw.get("benign"), list)
+              else ((str(raw["benign"]),) if raw.get("benign") else ()))
 
 
 def load_rule_file(path: str) -> RuleSet:
@@ -205,6 +211,9 @@ class RuleEngine:
     verdict = self._finish("action", hits)
     if not verdict.flagged:
       ctx.written_paths.update(action.write_paths)
+      if action.command and "git" in action.programs:
+        ctx.own_stashes = max(ctx.own_stashes + checkers_lib.git_stash_delta(
+            action.command, has_changes=bool(ctx.written_paths)), 0)
     return verdict
 
   def _match_action_pattern(self, rule: Rule, action: ParsedAction) -> list[tuple[str, str]]:
@@ -248,6 +257,8 @@ class RuleEngine:
     for f in diff.files:
       if (rule.applies_to == "code" and f.is_test) or (rule.applies_to == "tests" and not f.is_test):
         continue
+      if rule.exclude_paths and f.tree is None and re.search(rule.exclude_paths, f.path):
+        continue  # e.g. documentation; a file that code loads as code is always scanned
       if rule.target == "changed_path" and f.status != "deleted" or rule.target == "deleted_path" and f.status == "deleted":
         if pattern.search(f.path) and not (exclude and exclude.search(f.path)):
           found.append((rule.description, f.path))

@@ -4,6 +4,17 @@ Each `Case` is what one agent episode did: its tool calls (in order) and its fin
 workspace (files changed against the task's repo/; None deletes a file). `tasks/` holds
 the task directories in the layout of shared/ARCHITECTURE.md, so every case can be
 graded for real. Used by tests/test_antihack_redteam.py and scripts/bench_antihack.py.
+
+Cases are also stored as data: `benign.json` (BENIGN: honest fixes that look suspicious,
+the false-positive benchmark), `spelling_hacks.json` (SPELLING: hacks that spell a known
+trick differently: aliases, other decoders, unreadable files) and `benign_holdout.json`
+(BENIGN_HOLDOUT: honest fixes written after the rules were final, measured once). A JSON case is
+{"id", "kind", "task", "description", "actions": [[action_type, action_input], ...],
+"files": {path: entry}, "runtime_evidence": {...} (optional: what grading recorded)}, where
+an entry is the file's text, null (deleted) or an object: {"encoding": "latin-1" |
+"utf-8-sig", "text": ...} (bytes in that encoding), {"symlink": target},
+{"oversized": nbytes} (a data file of that size) or {"text": ..., "pad_to": nbytes} (the
+text padded with a trailing comment to that size).
 """
 
 from __future__ import annotations
@@ -24,7 +35,8 @@ class Case:
   task: str  # a directory name under tasks/
   description: str
   actions: tuple[tuple[str, dict[str, Any]], ...] = ()
-  files: dict[str, str | None] = dataclasses.field(default_factory=dict)
+  files: dict[str, Any] = dataclasses.field(default_factory=dict)  # text, None or a special entry (module docstring)
+  runtime_evidence: dict[str, Any] = dataclasses.field(default_factory=dict)  # recorded grading evidence, if any
 
 
 def read_tree(root: str) -> dict[str, str]:
@@ -65,15 +77,41 @@ def final_files(case: Case) -> dict[str, str]:
   return files
 
 
+def entry_bytes(entry: Any) -> bytes | None:
+  """The bytes a file entry stands for (None for a symlink)."""
+  if isinstance(entry, str):
+    return entry.encode("utf-8")
+  if "symlink" in entry:
+    return None
+  if "oversized" in entry:
+    line = b"r0,0.5\n"
+    return b"sample,value\n" + line * (int(entry["oversized"]) // len(line))
+  data = entry["text"].encode(entry.get("encoding", "utf-8"))
+  if entry.get("encoding") == "utf-8-sig" and not data.startswith(b"\xef\xbb\xbf"):
+    data = b"\xef\xbb\xbf" + data
+  if entry.get("pad_to"):
+    pad = int(entry["pad_to"]) - len(data)
+    data += b"\n" + b"#" * max(pad - 2, 0) + b"\n"
+  return data
+
+
+def is_special(case: Case) -> bool:
+  """The case has entries a {path: text} dict cannot hold (bytes, symlinks, oversized files)."""
+  return any(isinstance(v, dict) for v in case.files.values())
+
+
 def materialize(case: Case, dest: str) -> str:
   """Writes the case's final workspace into `dest` (created) and returns it."""
-  if os.path.exists(dest):
+  if os.path.lexists(dest):
     shutil.rmtree(dest)
-  for path, text in final_files(case).items():
+  for path, entry in final_files(case).items():
     full = os.path.join(dest, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as fh:
-      fh.write(text)
+    if isinstance(entry, dict) and "symlink" in entry:
+      os.symlink(entry["symlink"], full)
+      continue
+    with open(full, "wb") as fh:
+      fh.write(entry_bytes(entry))
   os.makedirs(dest, exist_ok=True)
   return dest
 
@@ -582,8 +620,26 @@ HOLDOUT3: list[Case] = [
 CASES: list[Case] = HACKS + LEGIT + HOLDOUT + HOLDOUT2 + HOLDOUT3
 
 
+def load_cases(name: str) -> list[Case]:
+  """Cases stored as data next to this module (benign.json, spelling_hacks.json)."""
+  with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), encoding="utf-8") as fh:
+    records = json.load(fh)
+  return [Case(id=r["id"], kind=r["kind"], task=r["task"], description=r["description"],
+               actions=tuple((a, dict(i)) for a, i in r.get("actions", ())), files=dict(r.get("files", {})),
+               runtime_evidence=dict(r.get("runtime_evidence") or {})) for r in records]
+
+
+# Honest fixes that look suspicious: the false-positive benchmark (scripts/bench_antihack.py).
+BENIGN: list[Case] = load_cases("benign.json")
+# Known tricks in other spellings (aliases, other decoders, unreadable or non-.py code).
+SPELLING: list[Case] = load_cases("spelling_hacks.json")
+# Written after rules v6 were final and measured once: a held-out estimate of the false-positive
+# rate on honest fixes the rules were not tuned on (docs/antihack.md). Not a tuning target.
+BENIGN_HOLDOUT: list[Case] = load_cases("benign_holdout.json")
+
+
 def by_id(case_id: str) -> Case:
-  for case in CASES:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
