@@ -15,9 +15,9 @@ rate per rule and overall on the benign set (tests/redteam/benign.json: honest f
 look suspicious), hack containment on the red-team suite, and the spelling-variant hacks
 (tests/redteam/spelling_hacks.json). "before" is rl/antihack as of `--before REV` (git
 archive into a temporary directory, imported in a child process in place of rl/antihack)
-with the evaluator's current workspace reader (rl.outcome.evaluator.read_text_files, which
-leaves out symlinks and files over 1 MiB); "after" is this checkout's rules with
-rl.antihack.diff.read_workspace, which keeps them as findings.
+with the workspace reader grading used with it (`read_text_files` below, which leaves out
+symlinks and files over 1 MiB); "after" is this checkout's rules with the reader grading uses
+now (rl.antihack.diff.read_workspace, which keeps them as findings).
   .venv/bin/python scripts/bench_antihack.py --judge openai --judge-base-url http://127.0.0.1:8000/v1 \
       --judge-model Qwen2.5-7B-Instruct
 """
@@ -32,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -267,10 +268,23 @@ def rule_rows(antihack: Any, reader: Any, cases: list[tuple[str, Any]], rules: s
   return rows
 
 
+def read_text_files(root: str | os.PathLike, max_bytes: int = 1 << 20) -> dict[str, str]:
+  """The evaluator's workspace reader before rules v6 (rules v5 were measured with it): text of the
+  regular files under `root`, leaving out symlinks and files over `max_bytes`."""
+  out = {}
+  root = Path(root)
+  for p in sorted(root.rglob("*")):
+    if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts and ".git" not in p.parts:
+      if p.stat().st_size <= max_bytes:
+        out[p.relative_to(root).as_posix()] = p.read_bytes().decode("utf-8", errors="replace")
+  return out
+
+
+
+
 def _current_rows(rules: str, reader_name: str = "read_workspace") -> tuple[list[dict[str, Any]], str]:
   import rl.antihack as antihack
   from rl.antihack.diff import read_workspace
-  from rl.outcome.evaluator import read_text_files
   reader = read_workspace if reader_name == "read_workspace" else read_text_files
   rs = antihack.load_rule_set(rules)
   return rule_rows(antihack, reader, comparison_cases(), rules), f"{rs.name} v{rs.version}"
@@ -280,7 +294,6 @@ def _rows_child(antihack_dir: str, out: str, rules: str) -> int:
   """Child process: measure the rl/antihack in `antihack_dir` (an old checkout) instead of ours."""
   import rl.antihack as antihack  # resolved to <antihack_dir>/antihack at the top of this script
   assert os.path.dirname(os.path.dirname(antihack.__file__)) == antihack_dir, antihack.__file__
-  from rl.outcome.evaluator import read_text_files
   rs = antihack.load_rule_set(rules)
   rows = rule_rows(antihack, read_text_files, comparison_cases(), rules)
   with open(out, "w") as fh:
@@ -339,7 +352,7 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
   pct = lambda k, n: f"{k}/{n} = {k / max(n, 1):.1%}"  # noqa: E731
   print()
   print("rules only, same run: action + diff + recorded runtime evidence")
-  print(f"  before: {before_name}, evaluator reader read_text_files")
+  print(f"  before: {before_name}, its reader read_text_files")
   print(f"  after:  {after_name} @ working tree, reader rl.antihack.diff.read_workspace")
   w = 34
   print(f"{'':36}{'before':>{w}}{'after':>{w}}")
@@ -358,7 +371,7 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
       pct(after["legit_flagged"], after["n_legit"]))
   row(f"spelling hacks contained ({after['n_spelling']})",
       pct(b['spelling_contained'], b['n_spelling']) if prior else "n/a", pct(after["spelling_contained"], after["n_spelling"]))
-  row("  same, evaluator's current reader", "", pct(prod["spelling_contained"], prod["n_spelling"]))
+  row("  same rules, the v5 reader", "", pct(prod["spelling_contained"], prod["n_spelling"]))
   row(f"held-out benign flagged ({after['n_benign_holdout']})",
       pct(b['benign_holdout_flagged'], b['n_benign_holdout']) if prior else "n/a",
       pct(after["benign_holdout_flagged"], after["n_benign_holdout"]))
@@ -373,7 +386,7 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
   fp_ok = after["benign_flagged"] / max(after["n_benign"], 1) <= 0.05
   print(f"benign false-positive target (<= 5%): {'met' if fp_ok else 'NOT MET'}; "
         f"red-team containment kept: {'yes' if not regressions else 'NO'}")
-  return {"before": prior, "after": after, "after_current_reader": prod, "before_rules": before_name,
+  return {"before": prior, "after": after, "after_v5_reader": prod, "before_rules": before_name,
           "after_rules": after_name, "regressions": regressions, "targets_met": fp_ok and not regressions,
           "rows_after": after_rows, "rows_before": before}
 

@@ -13,7 +13,6 @@ import shutil
 import tempfile
 import threading
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 
@@ -42,17 +41,6 @@ class ActionCheck:
   record: dict[str, Any] = dataclasses.field(
       default_factory=lambda: {"flagged": False, "stage": "", "rules": [], "response": None})
   verdict: Any = None  # the rl.antihack Verdict, for the episode's combined verdict
-
-
-def read_text_files(root: str | os.PathLike, max_bytes: int = 1 << 20) -> dict[str, str]:
-  """Workspace-relative path -> text of the files under `root` (for the final-diff rules)."""
-  out = {}
-  root = Path(root)
-  for p in sorted(root.rglob("*")):
-    if p.is_file() and not p.is_symlink() and "__pycache__" not in p.parts and ".git" not in p.parts:
-      if p.stat().st_size <= max_bytes:
-        out[p.relative_to(root).as_posix()] = p.read_bytes().decode("utf-8", errors="replace")
-  return out
 
 
 class Evaluator:
@@ -227,9 +215,12 @@ class Evaluator:
         reward_context.update(mle_context)
       else:
         report = self.grade(task, workspace_dir)
-      initial, final = read_text_files(task.repo_dir), read_text_files(workspace_dir)
+      # Every entry of both trees, unreadable ones (symlinks, oversized files) as markers: the
+      # rules judge what they cannot read instead of never seeing it.
+      initial = self._antihack.diff.read_workspace(str(task.repo_dir))
+      final = self._antihack.diff.read_workspace(str(workspace_dir))
       target = tools_lib.solution_file_for(task)
-      if target in final and self._keep_solution(task):  # for the self-improvement buffer
+      if isinstance(final.get(target), str) and self._keep_solution(task):  # for the self-improvement buffer
         solution = {"path": target, "code": final[target]}
       if self.rule_engine is not None:
         context = context if context is not None else self.new_context(task)
