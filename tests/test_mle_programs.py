@@ -254,3 +254,33 @@ def test_single_turn_answers_fit_the_mle_experiments_turn_budget(task_root, rend
       tokens = len(renderer.encode(answer)) + 1  # + the stop token
       assert tokens <= config.agent.max_tokens_per_turn
       assert len(prompt) + tokens + 64 <= config.agent.max_tokens_per_trajectory  # 64: the chat template
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["multi_turn", "single_turn"])
+def test_expert_episodes_in_the_sandbox_solve_unless_faulty(task_root, renderer, mode):
+  """The expert's episodes through the rollout engine, the local sandbox and the `mle` grader (as
+  the trainer makes its SFT demonstrations): valid programs solve their task, faulty ones fail,
+  and a recovered faulty program (mistake_prob) solves it."""
+  if not shutil.which("bwrap"):
+    pytest.skip("bubblewrap is not installed")
+  from rl.config import load_config  # pylint: disable=import-outside-toplevel
+  from rl.env import rollout  # pylint: disable=import-outside-toplevel
+
+  config = load_config("configs/experiments/mle.py").unlock()
+  config.agent.mode = mode
+  config.agent.max_turns = 6
+  config.agent.max_tokens_per_turn = 1024
+  config.agent.max_tokens_per_trajectory = 6144
+  config.sampling.max_cache_len = 6144
+  tasks = [load_task(task_root / f"mle-{c}") for c in ("tabular-churn", "materials-regression")]
+  cases = [(0.0, 0.0, True), (1.0, 0.0, False)] + ([(1.0, 1.0, True)] if mode == "multi_turn" else [])
+  for fault_prob, mistake_prob, solved in cases:
+    expert = actors.ScriptedExpert(renderer, seed=2, explore_prob=0.5, program_fault_prob=fault_prob,
+                                   mistake_prob=mistake_prob)
+    episodes, _ = rollout.RolloutEngine(config, expert, renderer).run(tasks)
+    for e in episodes:
+      assert e.infra_failure is None, e.record.get("error")
+      assert e.success == solved, (fault_prob, mistake_prob, e.record["mle"]["grade"], e.record["steps"][-1])
+      assert e.record["terminated"] == "submit"
+      assert e.record["mle"]["stages"]["stages"], e.record["mle"]  # instrumented (`ast`)
