@@ -203,6 +203,10 @@ class ScriptedExpert(TextPolicy):
   JSON (then it repeats the call). The episode still solves its task. SFT leaves the failed turn
   out of the loss (`rl.algo.batching.error_turn_keep(..., "error_turns")`), so the policy clones the
   recovery and not the mistake.
+
+  Task families with a plan of their own (`metadata["expert_plan"]`, rl.registry.EXPERT_PLANS)
+  follow it instead, in single-turn mode too when the plan has a `single_turn_answer`; the MLE
+  plan (rl/tasks/mle/expert.py) writes whole programs, `program_fault_prob` of them faulty.
   """
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,

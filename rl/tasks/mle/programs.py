@@ -22,8 +22,16 @@ tests/test_mle_programs.py.
 from __future__ import annotations
 
 import dataclasses
+import json
+import pathlib
 import random
+import shutil
+import subprocess
+import tempfile
 from typing import Any, Callable
+
+from rl.tasks.mle import build, grader
+from sandbox.runtime_env import runtime_python
 
 SUBMISSION_FILE = "submission.csv"
 
@@ -494,15 +502,6 @@ def run_on_host(task_dir: Any, programs: list[Program], *, timeout_s: float = 60
 
   Agents' programs run in the sandbox (`rl.tasks.mle.runner.run_and_grade`), never here.
   """
-  import json  # pylint: disable=import-outside-toplevel
-  import pathlib  # pylint: disable=import-outside-toplevel
-  import shutil  # pylint: disable=import-outside-toplevel
-  import subprocess  # pylint: disable=import-outside-toplevel
-  import tempfile  # pylint: disable=import-outside-toplevel
-
-  from rl.tasks.mle import build, grader  # pylint: disable=import-outside-toplevel
-  from sandbox.runtime_env import runtime_python  # pylint: disable=import-outside-toplevel
-
   task_dir = pathlib.Path(task_dir)
   with tempfile.TemporaryDirectory(prefix="mle_programs_") as tmp:
     jobs = []
