@@ -377,6 +377,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # weights, which recalled paths instead of copying them from its context (docs/experiments.md,
   # eleventh round); not measured from the tiny base.
   c.sft.expert_mistake_prob = 0.0
+  # Program-writing tasks (the MLE competitions, rl/tasks/mle/expert.py): this share of the
+  # expert's programs is faulty (a wrong column, a fit on the test rows, a missing submission
+  # column, a wrong file name) and fails its task; with expert_mistake_prob it may recover.
+  c.sft.expert_program_fault_prob = 0.0
   # Clone every demonstration, failed ones included (False: only those that solved their task).
   c.sft.keep_failed_demonstrations = False
   # PPO-ptx: NLL steps on the demonstrations after each RL policy update (policy optimiser,

@@ -7,6 +7,11 @@ backend) in a fresh sandbox; the `mle` reward is the sign-normalised score, -10 
 invalid submission, +0.1 per stage reached; improve-previous prompts come from the
 self-improvement buffer; PPO updates are weighted by execution time (dt / mean dt).
 
+  .venv/bin/python train.py --config configs/experiments/mle.py --workdir runs/mle
+
+SFT first clones the scripted expert's programs (rl/tasks/mle/programs.py: mostly valid
+scikit-learn/pandas solutions, a fifth faulty). To clone the reference solutions instead:
+
   .venv/bin/python scripts/make_mle_tasks.py --out runs/mle_tasks --demos runs/mle_tasks/demos.jsonl
   .venv/bin/python train.py --config configs/experiments/mle.py --workdir runs/mle \
       --config.tasks.mle_root=runs/mle_tasks --config.sft.demonstrations=runs/mle_tasks/demos.jsonl
@@ -51,7 +56,22 @@ def get_config(arg=None):
   c.algo.duration_invalid_s = 1.0
   c.sandbox.exec_timeout_s = 120.0
   c.sandbox.memory_mb = 2048
-  c.sft.enabled = False  # enable with --config.sft.demonstrations=<make_mle_tasks.py --demos output>
+  # SFT warm start on the scripted expert's programs (rl/tasks/mle/expert.py, grammar in
+  # rl/tasks/mle/programs.py): single-turn answers of 400-700 tokens (the turn budget above holds
+  # the longest), each run and graded like a policy's. A fifth are faulty (a wrong column, a fit on
+  # the test rows, a missing submission column, a wrong file name) and kept, so the warm-started
+  # policy writes programs that fail at different stages: the instrumentation, self-improvement
+  # and duration-weighting ablations then have valid and invalid programs, scores and stages to
+  # tell apart. --config.sft.demonstrations=<make_mle_tasks.py --demos output> clones the
+  # reference solutions instead.
+  c.sft.enabled = True
+  c.sft.demonstrations = ""
+  c.sft.demos_per_task = 6
+  c.sft.steps = 60
+  c.sft.lr = 2e-3  # from random weights, as configs/experiments/scratch.py
+  c.sft.expert_thought_prob = 0.5
+  c.sft.expert_program_fault_prob = 0.2
+  c.sft.keep_failed_demonstrations = True
   c.trainer.iterations = 6
   c.trainer.tasks_per_iteration = 4
   c.trainer.eval_every = 3

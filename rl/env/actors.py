@@ -203,13 +203,20 @@ class ScriptedExpert(TextPolicy):
   JSON (then it repeats the call). The episode still solves its task. SFT leaves the failed turn
   out of the loss (`rl.algo.batching.error_turn_keep(..., "error_turns")`), so the policy clones the
   recovery and not the mistake.
+
+  Task families with a plan of their own (`metadata["expert_plan"]`, rl.registry.EXPERT_PLANS)
+  follow it instead, in single-turn mode too when the plan has a `single_turn_answer`; the MLE
+  plan (rl/tasks/mle/expert.py) writes whole programs, `program_fault_prob` of them faulty.
   """
 
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
                run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
                minimal_edits: bool = False, give_up_prob: float = 0.0, mistake_prob: float = 0.0,
-               read_prob: float | None = None):
+               read_prob: float | None = None, program_fault_prob: float = 0.0):
     super().__init__(renderer)
+    # Task families whose expert writes whole programs (rl.tasks.mle.expert): the share of
+    # episodes that write a faulty one.
+    self.program_fault_prob = program_fault_prob
     self.read_prob = explore_prob if read_prob is None else read_prob
     self.mistake_prob = mistake_prob
     self.give_up_prob = give_up_prob
@@ -346,6 +353,12 @@ class ScriptedExpert(TextPolicy):
     return plan.pop(0)
 
   def _answer(self, request: ActRequest) -> str:
+    plan_name = (getattr(request.task, "metadata", {}) or {}).get("expert_plan")
+    if plan_name:  # a family's plan may bring its own single-turn answer (rl.tasks.mle.expert)
+      from rl.registry import EXPERT_PLANS  # pylint: disable=import-outside-toplevel
+      answer = getattr(EXPERT_PLANS.get(plan_name), "single_turn_answer", None)
+      if answer is not None:
+        return answer(self, request, self._rng(request))
     target = solution_file_for(request.task)
     if target is None:
       raise ValueError(f"task {request.task.id!r}: no solution file for a single-turn answer")

@@ -18,13 +18,15 @@ from rl.env import actors
 
 def scripted_expert(config: Any, renderer: Any) -> actors.ScriptedExpert:
   """The expert whose solved episodes are the demonstrations, with the config's habits
-  (`sft.expert_*`: how often it explores, runs, writes, thinks, gives up, makes a mistake)."""
+  (`sft.expert_*`: how often it explores, runs, writes, thinks, gives up, makes a mistake, writes a
+  faulty program on a program-writing task such as MLE))."""
   s = config.sft
   return actors.ScriptedExpert(
       renderer, seed=config.seed, explore_prob=s.expert_explore_prob, run_prob=s.expert_run_prob,
       write_prob=s.expert_write_prob, thought_prob=s.expert_thought_prob,
       minimal_edits=s.expert_minimal_edits, give_up_prob=s.expert_give_up_prob,
-      mistake_prob=s.expert_mistake_prob, read_prob=None if s.expert_read_prob < 0 else s.expert_read_prob)
+      mistake_prob=s.expert_mistake_prob, read_prob=None if s.expert_read_prob < 0 else s.expert_read_prob,
+      program_fault_prob=s.expert_program_fault_prob)
 
 
 def demonstration_batch(demos: Sequence[Any], *, pad_id: int, pad_multiple: int) -> batching.RolloutBatch:

@@ -10,6 +10,7 @@ from rl.tasks.mle.competitions import COMPETITIONS
 from rl.tasks.mle.grader import (InvalidSubmission, MLEGrade, get_metric, grade_submission,
                                  grade_workspace, normalize_score, validate_submission)
 from rl.tasks.mle.source import mle_task_source
+from rl.tasks.mle import expert as _expert  # registers the `mle_program` expert plan
 
 __all__ = [
     "COMPETITIONS", "InvalidSubmission", "MLEGrade", "get_metric", "grade_submission", "grade_workspace",

@@ -132,6 +132,7 @@ def write_task(root: str | os.PathLike, competition: str, *, seed: int = 0, vari
       "higher_is_better": grader.get_metric(data.metric).higher_is_better,
       "submission_file": SUBMISSION_FILE, "solution_file": SOLUTION_FILE, "answers_file": ANSWERS_FILE,
       "id_column": data.id_column, "target_columns": data.target_columns,
+      "expert_plan": "mle_program",  # rl.tasks.mle.expert (the scripted expert's SFT demonstrations)
       "leaderboard": LEADERBOARD_FILE, "references": [f"references/{n}.py" for n in references.REFERENCE_NAMES],
   }
   (task_dir / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n", encoding="utf-8")

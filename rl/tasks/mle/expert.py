@@ -1,0 +1,105 @@
+"""The scripted expert's plan for MLE tasks: write a solution program, run it, submit.
+
+`rl.env.actors.ScriptedExpert` follows this plan for tasks whose metadata names it
+(`expert_plan: "mle_program"`, written by rl.tasks.mle.build.write_task). Each episode draws one
+program from the grammar of rl.tasks.mle.programs (seeded by the expert's seed, the task and the
+episode): mostly valid, a `program_fault_prob` share faulty (a wrong column name, a fit on the
+test features, a missing submission column, a wrong submission file name). These episodes are the
+MLE experiment's SFT demonstrations; the faulty ones fail their task and are cloned only with
+`sft.keep_failed_demonstrations`.
+
+Multi-turn episodes: optionally a listing (`explore_prob`) and a look at the data's first lines
+(`read_prob`), then `write_file solution.py`, `run python solution.py` and `submit`. With
+`mistake_prob`, a faulty program's episode recovers: after the failing run it rewrites the valid
+program of the same draw and runs it again (the episode then solves its task). Single-turn
+episodes (`agent.mode = "single_turn"`, configs/experiments/mle.py) answer with the program in
+a fenced code block.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from rl.env.actors import tool_call_text
+from rl.registry import EXPERT_PLANS
+from rl.tasks.mle import programs
+
+EXPERT_PLAN = "mle_program"
+
+_LOOK = ("Let me see the files.", "First, what is in the workspace.", "")
+_PEEK = ("Let me look at the data's first rows.", "Checking the columns.", "")
+_WRITE = ("I'll write a {model} baseline.", "Writing the solution program ({model}).",
+          "A {model} model on {features} features.", "")
+_RUN = ("Running it.", "Let me run the program.", "Checking that it writes the submission.", "")
+_FIX = ("The program failed; fixing it.", "That did not work. Rewriting the program.", "")
+_SUBMIT = ("The submission is written; submitting.", "Done.", "")
+_ANSWER = ("Here is the solution program.", "A {model} model on {features} features:", "")
+
+
+def _say(expert: Any, rng: random.Random, options: Sequence[str], **fmt: Any) -> str:
+  if rng.random() > expert.thought_prob:
+    return ""
+  thought = rng.choice(options).format(**fmt)
+  return thought + "\n" if thought else ""
+
+
+def draw_program(expert: Any, request: Any, rng: random.Random) -> tuple[programs.Program, programs.Program]:
+  """(the program the episode writes first, its valid version): the same when not faulty."""
+  task = request.task
+  competition = task.metadata.get("competition")
+  if competition not in programs.COMPETITIONS:
+    raise ValueError(f"task {task.id!r}: the mle_program plan needs metadata['competition'] in "
+                     f"{list(programs.COMPETITIONS)}, got {competition!r}")
+  seed = rng.getrandbits(31)
+  valid = programs.sample_program(competition, seed)
+  fault_prob = float(getattr(expert, "program_fault_prob", 0.0) or 0.0)
+  if fault_prob and rng.random() < fault_prob:
+    return programs.sample_program(competition, seed, fault="random"), valid
+  return valid, valid
+
+
+def _described(program: programs.Program) -> dict[str, str]:
+  return {"model": str(program.choices["model"]).replace("_", " "),
+          "features": str(program.choices.get("features", "all")).split(" ")[0]}
+
+
+@EXPERT_PLANS.register(EXPERT_PLAN)
+def mle_program_plan(expert: Any, request: Any, rng: random.Random) -> list[str]:
+  """The messages of one multi-turn episode on an MLE task."""
+  first, valid = draw_program(expert, request, rng)
+  solution = str(request.task.metadata.get("solution_file") or "solution.py")
+  run_cmd = str(request.task.metadata.get("test_command") or f"python {solution}")
+  optional: list[str] = []
+  if rng.random() < expert.explore_prob:
+    optional.append(_say(expert, rng, _LOOK) + tool_call_text("list_files", {"path": "."}))
+  if rng.random() < expert.read_prob:
+    optional.append(_say(expert, rng, _PEEK) + tool_call_text(
+        "run", {"command": "head -n 3 train.csv sample_submission.csv"}))
+  write = _say(expert, rng, _WRITE, **_described(first)) + tool_call_text(
+      "write_file", {"path": solution, "content": first.source})
+  run = _say(expert, rng, _RUN) + tool_call_text("run", {"command": run_cmd})
+  recovery: list[str] = []
+  if first.fault is not None and expert.mistake_prob and rng.random() < expert.mistake_prob:
+    recovery = [_say(expert, rng, _FIX) + tool_call_text("write_file", {"path": solution, "content": valid.source}),
+                _say(expert, rng, _RUN) + tool_call_text("run", {"command": run_cmd})]
+  submit = _say(expert, rng, _SUBMIT) + tool_call_text("submit", {})
+  core = [write, run] + recovery
+  # Fit the turn limit: optional looks first, then the recovery, then the run go.
+  room = request.turns_left - 1
+  while len(optional) + len(core) > room and optional:
+    optional.pop()
+  while len(core) > room and len(core) > 1:  # the write stays (a cut episode is still graded)
+    core.pop()
+  return optional + core + [submit]
+
+
+def single_turn_answer(expert: Any, request: Any, rng: random.Random) -> str:
+  """A single-turn episode's answer: the drawn program in a fenced code block."""
+  first, _ = draw_program(expert, request, rng)
+  code = first.source if first.source.endswith("\n") else first.source + "\n"
+  lead = _say(expert, rng, _ANSWER, **_described(first))
+  return f"{lead}```python\n{code}```"
+
+
+mle_program_plan.single_turn_answer = single_turn_answer  # type: ignore[attr-defined]
