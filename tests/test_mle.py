@@ -300,3 +300,24 @@ def test_run_and_grade_runs_non_utf8_programs_untouched(task_root, tmp_path):
   result = runner.run_and_grade(task, ws, instrumenter=instr.ASTInstrumenter(), session_factory=SubprocessSession)
   assert result.valid and result.stages.count == 0
   assert result.instrumentation["fallback_reason"] == "the program is not UTF-8 text"
+
+
+def test_iteration_metrics_summarise_the_mle_episodes():
+  """mle/valid_rate, mle/score_mean (valid submissions only), mle/stage_mean and mle/exec_time_s
+  from the episodes' `mle` records; nothing when no episode is an MLE task's."""
+  import types
+
+  from rl.env.episode import mle_metrics
+
+  def episode(valid, score, stages, seconds):
+    grade = {"valid": valid, "normalized_score": score if valid else None}
+    return types.SimpleNamespace(record={"mle": {"grade": grade, "stages": {"count": stages}, "exec_time_s": seconds}})
+
+  episodes = [episode(True, 0.8, 5, 2.0), episode(True, 0.6, 4, 4.0), episode(False, None, 1, 0.5),
+              types.SimpleNamespace(record={})]
+  m = mle_metrics(episodes)
+  assert m["mle/episodes"] == 3 and m["mle/valid_rate"] == pytest.approx(2 / 3)
+  assert m["mle/score_mean"] == pytest.approx(0.7) and m["mle/stage_mean"] == pytest.approx(10 / 3)
+  assert m["mle/exec_time_s"] == pytest.approx(6.5 / 3)
+  assert mle_metrics([types.SimpleNamespace(record={})]) == {}
+  assert "mle/score_mean" not in mle_metrics([episode(False, None, 0, 0.1)])

@@ -104,6 +104,24 @@ def episode_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
   for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
     m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
   m.update(verdict_metrics(episodes))
+  m.update(mle_metrics(episodes))
+  return m
+
+
+def mle_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+  """Over the episodes of MLE tasks (their record's `mle` field, rl.tasks.mle.runner): the share
+  whose final program wrote a valid submission, the mean normalised score of the valid ones
+  (higher is better), the mean number of instrumentation stages reached and the mean execution
+  time of the final program. Empty when no episode is an MLE task's."""
+  runs = [e.record["mle"] for e in episodes if e.record.get("mle")]
+  if not runs:
+    return {}
+  valid = [r for r in runs if r["grade"]["valid"]]
+  m = {"mle/episodes": float(len(runs)), "mle/valid_rate": len(valid) / len(runs),
+       "mle/stage_mean": float(np.mean([r["stages"]["count"] for r in runs])),
+       "mle/exec_time_s": float(np.mean([r["exec_time_s"] for r in runs]))}
+  if valid:
+    m["mle/score_mean"] = float(np.mean([r["grade"]["normalized_score"] for r in valid]))
   return m
 
 
