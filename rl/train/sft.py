@@ -19,7 +19,7 @@ from rl.env import actors
 def scripted_expert(config: Any, renderer: Any) -> actors.ScriptedExpert:
   """The expert whose solved episodes are the demonstrations, with the config's habits
   (`sft.expert_*`: how often it explores, runs, writes, thinks, gives up, makes a mistake, writes a
-  faulty program on a program-writing task such as MLE))."""
+  faulty program on a program-writing task such as MLE)."""
   s = config.sft
   return actors.ScriptedExpert(
       renderer, seed=config.seed, explore_prob=s.expert_explore_prob, run_prob=s.expert_run_prob,
