@@ -243,8 +243,8 @@ def test_grpo_group_baseline_leaves_out_infra_failed_episodes(tmp_path, tasks_ro
 
   captured = {}
 
-  def capture(full, *args, **kwargs):
-    captured.update(full)
+  def capture(train, *args, **kwargs):
+    captured.update(train.arrays())
     return []
 
   monkeypatch.setattr(trainer.engine, "run", run_with_a_crash)
