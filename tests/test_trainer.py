@@ -518,6 +518,7 @@ def _bare_trainer(config):
   """A Trainer with only what `ppo_epochs` reads, and an update step that records its inputs."""
   from rl.algo import update as update_lib
   from rl.algo.batch import AlgoSettings
+  from rl.train.processes import ProcessGroup
 
   trainer = trainer_lib.Trainer.__new__(trainer_lib.Trainer)
   trainer.config = config
@@ -525,7 +526,7 @@ def _bare_trainer(config):
   trainer.algo = AlgoSettings.from_config(config)
   trainer.kl = trainer_lib.KLController(config.algo.kl_coef, config.algo.kl_target)
   trainer.state, trainer.mesh, trainer._update_shapes = None, None, set()  # pylint: disable=protected-access
-  trainer.processes, trainer.process, trainer.multiprocess = 1, 0, False
+  trainer.group = ProcessGroup()
   trainer.iteration = 0
   trainer.calls = []
 

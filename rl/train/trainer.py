@@ -42,7 +42,7 @@ from rl import models as model_lib
 from rl import parallel
 from rl.algo import batching
 from rl.algo import update as update_lib
-from rl.algo.batch import AlgoSettings, RowExchange, TrainBatch, make_train_batch
+from rl.algo.batch import AlgoSettings, TrainBatch, make_train_batch
 from rl.env import actors
 from rl.env import episode as episode_lib
 from rl.env import rollout as rollout_lib
@@ -54,6 +54,7 @@ from rl.train import progress as progress_lib
 from rl.train import sft as sft_lib
 from rl.train import state as state_lib
 from rl.train.metrics import MetricWriter, read_metrics
+from rl.train.processes import ProcessGroup
 from rl.train.self_improve import SelfImprovement
 
 
@@ -228,19 +229,19 @@ class Trainer:
     # Several processes (multi-host): each runs its own share of every iteration's tasks with its
     # own sandboxes and a sampler on its own devices, and contributes its own rows to the global
     # batch of the scoring pass and the update (docs/rollouts.md, "Several processes").
-    self.processes, self.process = jax.process_count(), jax.process_index()
-    self.multiprocess = self.processes > 1
+    self.group = ProcessGroup(count=jax.process_count(), index=jax.process_index(), mesh=self.mesh,
+                              rules=self.rules)
     self.replica = None
-    if self.multiprocess:
-      config_lib.check_process_split(config, self.processes)
+    if self.group.multi:
+      config_lib.check_process_split(config, self.group.count)
       if not parallel.rows_split_by_process(self.mesh, self.rules):
         raise config_lib.ConfigError(
-            f"config.mesh.shape {tuple(config.mesh.shape)}: with {self.processes} processes the rows "
+            f"config.mesh.shape {tuple(config.mesh.shape)}: with {self.group.count} processes the rows "
             "of a batch must split into one block per process (the batch axes data x fsdp span "
             "the processes; tensor parallelism stays within one)")
       self.replica = parallel.LocalReplica.of(self.mesh, self.rules)
     # The episodes one process runs at a time in a training iteration (its share).
-    self.rollout_rows = config.trainer.tasks_per_iteration * config.algo.group_size // self.processes
+    self.rollout_rows = config.trainer.tasks_per_iteration * config.algo.group_size // self.group.count
     cfg, policy, critic = model_lib.build_models(config, len(self.tokenizer), eos_id, self.pad_id,
                                        mesh=self.mesh, rules=self.rules)
     self.model_config = cfg
@@ -268,7 +269,7 @@ class Trainer:
     self._place_state()
     shardings = {}
     if self.mesh is not None:  # every row array of a mini-batch split over the batch axes
-      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self._rows_sharding(1)}
+      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self.group.rows_sharding(1)}
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
                                                    self.policy_tx, self.critic_tx, self.settings, **shardings)
     self._update_temp_bytes: float | None = None  # the compiled update's scratch memory, once
@@ -287,7 +288,7 @@ class Trainer:
     # One trajectory log per process: the processes run different episodes.
     self.traj_writer = TrajectoryWriter(
         self.workdir / "trajectories",
-        **({"prefix": f"trajectories-process{self.process}"} if self.multiprocess else {}))
+        **({"prefix": f"trajectories-process{self.group.index}"} if self.group.multi else {}))
     self.grammar = actors.tool_call_grammar(config, self.renderer)
     # Several processes: the sampler decodes on this process's devices only, from a whole copy of
     # the weights there (parallel.LocalReplica), so a process's rollouts never wait on another's.
@@ -296,7 +297,7 @@ class Trainer:
         pad_id=self.pad_id, grammar=self.grammar, mesh=self.mesh if self.replica is None else self.replica.mesh,
         rules=self.rules)
     self._grammar_table = self.model_policy.sampler.grammar_table  # one device copy, the sampler's
-    if self.multiprocess and self._grammar_table is not None:  # the sampler's is process-local
+    if self.group.multi and self._grammar_table is not None:  # the sampler's is process-local
       self._grammar_table = parallel.global_array(np.asarray(self._grammar_table),
                                                   parallel.replicated(self.mesh))
     # (train policy, train critic, mini-batch shape) the update step has run: a new one compiles.
@@ -340,51 +341,7 @@ class Trainer:
     and with several processes one per process (they sample different episodes)."""
     self.model_policy.update_params(self._sampler_params())
     self.model_policy.set_temperature(temperature)
-    self.model_policy.reseed(self._process_seed(seed))
-
-  def _process_seed(self, seed: int) -> int:
-    if not self.multiprocess:
-      return seed
-    return int(np.random.SeedSequence([seed, self.process]).generate_state(1)[0] >> 1)
-
-  # -- several processes ------------------------------------------------------------------------
-  # With one process each of these is the identity (or a plain call): the single-process run's
-  # numbers do not change.
-  def _run_share(self, engine, tasks: Sequence, group_size: int) -> tuple[list, dict]:
-    """`engine.run` on this process's share of `tasks` (tasks p, p + P, ...: whole groups, so
-    group-relative estimators see every episode of a task); group ids are the tasks' indices in
-    `tasks`, as one process running all of them gives."""
-    if not self.multiprocess:
-      return engine.run(tasks, group_size=group_size)
-    mine = parallel.process_share(tasks)
-    return engine.run(mine, group_size=group_size,
-                      group_ids=parallel.process_share(range(len(tasks))))
-
-  def _gather_episodes(self, episodes: Sequence) -> list[list]:
-    """Every process's `episodes`, per process in process order, without what only the logs need
-    (the steps' text, the prompt): what batch-wide metrics, estimators and the self-improvement
-    buffer read. One process: `[episodes]` themselves."""
-    if not self.multiprocess:
-      return [list(episodes)]
-    light = [dataclasses.replace(e, record={k: v for k, v in e.record.items() if k not in ("steps", "prompt")},
-                                 pending_judge=None) for e in episodes]
-    return parallel.gather_objects(light)
-
-  def _all_episodes(self, episodes: Sequence) -> list:
-    """Every process's `episodes`, in process order (one process: `episodes`)."""
-    return [e for share in self._gather_episodes(episodes) for e in share]
-
-  def _global_rows(self, tree):
-    """Host arrays of this process's rows ([B_local, ...], shapes agreed) -> every process's rows
-    in process order ([P * B_local, ...]), the global batch's row order."""
-    return parallel.concat_over_processes(tree) if self.multiprocess else tree
-
-  def _local_rows(self, x):
-    """This process's rows of a host array of the global batch's rows."""
-    if not self.multiprocess or x is None:
-      return x
-    per = x.shape[0] // self.processes
-    return x[self.process * per:(self.process + 1) * per]
+    self.model_policy.reseed(self.group.seed(seed))
 
   @contextlib.contextmanager
   def _episode_phase(self, engine, label: str, episodes: int, *, quiet: bool = False):
@@ -479,9 +436,9 @@ class Trainer:
     engine = rollout_lib.RolloutEngine(c, sft_lib.scripted_expert(c, self.renderer), self.renderer)
     engine.set_model_info("scripted-expert", 0)
     with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
-      episodes, metrics = self._run_share(engine, self.train_tasks, c.sft.demos_per_task)
+      episodes, metrics = self.group.run_share(engine, self.train_tasks, c.sft.demos_per_task)
       # Several processes: each ran its share; every process trains on all of them, the same rows.
-      episodes = [e for share in self._gather_episodes(episodes) for e in share]
+      episodes = self.group.all_episodes(episodes)
       episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
       ok = [e for e in episodes if e.success]
       phase.end(f"{len(ok)}/{len(episodes)} expert demonstrations solved their task")
@@ -528,7 +485,7 @@ class Trainer:
     t = self._padded_length(sub.lengths, sub.tokens.shape[1], self.config.trainer.trim_padding)
     mb = {"tokens": sub.tokens[:, :t], "valid": sub.valid[:, :t], "mask": sub.action_mask[:, :t]}
     mb = self._packed(mb, sub.lengths, min(self.config.optim.micro_batch_size, len(rows)), "token-mean")
-    return self._to_devices(mb)
+    return self.group.to_devices(mb)
 
   def _ptx_steps(self, iteration: int) -> dict:
     """PPO-ptx (Ouyang et al. 2022): `sft.ptx_steps` NLL steps on the demonstrations with the
@@ -580,9 +537,9 @@ class Trainer:
     self.eval_engine.set_model_info(str(self.workdir), self.iteration, temperature)
     # Several processes split the tasks as they split a training iteration's (tasks p, p + P, ...)
     # and every process gets everyone's episodes: all report the same pass@k.
-    with self._episode_phase(self.eval_engine, label, len(parallel.process_share(tasks)) * samples, quiet=True):
+    with self._episode_phase(self.eval_engine, label, len(self.group.share(tasks)) * samples, quiet=True):
       return evaluate_lib.evaluate(self.eval_engine, tasks, samples=samples, rows=self.rollout_rows,
-                                   share=parallel.process_share, gather=self._all_episodes)
+                                   share=self.group.share, gather=self.group.all_episodes)
 
   # -- one RL iteration -----------------------------------------------------------------------------
   def _score(self, batch: batching.RolloutBatch, temperature: float,
@@ -598,7 +555,7 @@ class Trainer:
     Several processes: `batch` holds this process's rows (as many as every other's), each call
     takes a micro-batch's share from every process, cut to the longest row of any of them.
     """
-    mb = self.config.optim.micro_batch_size // self.processes
+    mb = self.config.optim.micro_batch_size // self.group.count
     B, T = batch.tokens.shape
     ref = self.ref_params if self._needs_ref() else None
     trim = self.config.trainer.trim_padding if trim is None else trim
@@ -606,17 +563,17 @@ class Trainer:
     result: dict[str, np.ndarray] = {}
     for s in range(0, B, mb):
       rows = order[s:s + mb]
-      t = self._agreed_length(self._padded_length(batch.lengths[rows] + room, T, trim))
+      t = self.group.agreed_length(self._padded_length(batch.lengths[rows] + room, T, trim))
       inputs = {"tokens": batch.tokens[rows, :t], "valid": batch.valid[rows, :t],
                 "needed": batch.action_mask[rows, :t] > 0}
       if grammar_states is not None:
         inputs["grammar_states"] = grammar_states[rows, :t]
-      inputs = self._rows_to_devices(inputs)
+      inputs = self.group.rows_to_devices(inputs)
       grammar = {} if grammar_states is None else {
           "grammar_states": inputs["grammar_states"], "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, inputs["tokens"], inputs["valid"],
                           jnp.float32(temperature), **grammar, needed=inputs["needed"])
-      for k, v in jax.tree.map(parallel.local_rows if self.multiprocess else _to_host, out).items():
+      for k, v in jax.tree.map(parallel.local_rows if self.group.multi else _to_host, out).items():
         if k not in result:
           result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)
           if k == "support":
@@ -632,27 +589,6 @@ class Trainer:
       self.state = parallel.place(self.state, self.state_sharding)
       if self.ref_params is not None and not (isinstance(self.ref_params, dict) and not self.ref_params):
         self.ref_params = parallel.place(self.ref_params, self.policy_sharding)
-
-  def _rows_sharding(self, ndim: int = 2):
-    return parallel.rows_sharding(self.mesh, self.rules, ndim)
-
-  def _to_devices(self, mb: dict) -> dict:
-    """A mini-batch's host arrays on the devices: rows split over the mesh's batch axes. Every
-    process holds the whole mini-batch (the SFT demonstrations: the same on every process)."""
-    if self.mesh is None:
-      return {k: jnp.asarray(v) for k, v in mb.items()}
-    return {k: parallel.global_array(v, self._rows_sharding(np.ndim(v))) for k, v in mb.items()}
-
-  def _rows_to_devices(self, mb: dict) -> dict:
-    """A mini-batch of rollout rows on the devices. Several processes: `mb` holds this process's
-    rows, the global mini-batch every process's in process order (`parallel.rows_to_global`)."""
-    if not self.multiprocess:
-      return self._to_devices(mb)
-    return {k: parallel.rows_to_global(v, self._rows_sharding(np.ndim(v))) for k, v in mb.items()}
-
-  def _agreed_length(self, t: int) -> int:
-    """A padded length every process uses: the longest of theirs (one process: `t`)."""
-    return parallel.max_over_processes({"t": t})["t"] if self.multiprocess else t
 
   def memory_metrics(self) -> dict[str, float]:
     """Bytes per device (the largest total of any device's shards) of the parameters, the
@@ -719,22 +655,22 @@ class Trainer:
     trim = c.trainer.trim_padding if trim is None else trim
     full, lengths = train.arrays(), train.lengths
     B, T = train.shape
-    mbs = c.optim.mini_batch_size // self.processes
+    mbs = c.optim.mini_batch_size // self.group.count
     update_metrics: list[dict] = []
     for _ in range(c.optim.ppo_epochs):
       order = rng.permutation(B)
       for s in range(0, B, mbs):
         rows = order[s:s + mbs]
-        t = self._agreed_length(self._padded_length(lengths[rows], T, trim))
+        t = self.group.agreed_length(self._padded_length(lengths[rows], T, trim))
         mb = {k: (v[rows][:, :t] if v.ndim >= 2 else v[rows]) for k, v in full.items()}
         scalars = self._update_scalars(mb, temperature)
         # Not across processes: packing picks its row count, or declines, from the rows' own
         # lengths, and every process's share of a mini-batch must have one shape. Each process
         # could pack its own rows into an agreed count, but the update is exact either way and
         # packing only saves padding, so several processes update unpacked.
-        if pack and self.settings.packable and not self.multiprocess:
+        if pack and self.settings.packable and not self.group.multi:
           mb = self._packed(mb, lengths[rows], c.optim.micro_batch_size, c.algo.loss_agg)
-        jmb = self._rows_to_devices(mb)
+        jmb = self.group.rows_to_devices(mb)
         if self.mesh is not None and self._update_temp_bytes is None:
           self._update_temp_bytes = update_lib.compiled_temp_bytes(
               self.update_step, self.state, jmb, scalars, train_policy, train_critic)
@@ -755,7 +691,7 @@ class Trainer:
     if "policy_mask" in mb:  # algo.error_masking: the policy counts only the tokens it keeps
       counts.update(policy_num_tokens=mb["policy_mask"].sum(),
                     policy_num_sequences=(mb["policy_mask"].sum(1) > 0).sum())
-    counts = parallel.sum_over_processes(counts)
+    counts = self.group.total(counts)
     scalars = {"num_tokens": jnp.float32(max(counts["num_tokens"], 1.0)),
                "num_sequences": jnp.float32(max(counts["num_sequences"], 1)),
                "kl_coef": jnp.float32(self.kl.coef), "temperature": jnp.float32(temperature),
@@ -773,7 +709,7 @@ class Trainer:
     a process without a trainable episode contributes padding only."""
     c = self.config
     room = self._bootstrap_room()
-    if not self.multiprocess:
+    if not self.group.multi:
       return self._pad_rows(batching.episodes_to_batch(episodes, pad_id=self.pad_id,
                                                        pad_multiple=c.trainer.pad_multiple, room=room))
     if episodes:
@@ -781,7 +717,7 @@ class Trainer:
                                          room=room)
     else:
       batch = batching.blank_batch(batching.round_up(2 + room, c.trainer.pad_multiple), self.pad_id)
-    share = c.optim.mini_batch_size // self.processes  # each process's rows of a mini-batch
+    share = c.optim.mini_batch_size // self.group.count  # each process's rows of a mini-batch
     agreed = parallel.max_over_processes({"rows": batching.round_up(len(episodes), share),
                                           "length": batch.tokens.shape[1]})
     return self._pad_rows(batching.pad_length(batch, agreed["length"], self.pad_id), agreed["rows"])
@@ -794,7 +730,7 @@ class Trainer:
     grammar_states = None
     if self.grammar is not None:  # each action token's state: the update scores the masked softmax
       grammar_states, off = self.grammar.action_states(batch.tokens, batch.action_mask)
-      metrics["rollout/off_grammar_tokens"] = float(parallel.sum_over_processes({"off": off})["off"])
+      metrics["rollout/off_grammar_tokens"] = float(self.group.total({"off": off})["off"])
     with self.display.phase("score", quiet=True):
       scored = self._score(batch, temperature, grammar_states, room=self._bootstrap_room())
     return batch, grammar_states, scored, metrics
@@ -824,9 +760,9 @@ class Trainer:
     # background during the scoring pass and resolved before the estimators.
     self.engine.defer_judge = True
     try:
-      with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size // self.processes,
+      with self._episode_phase(self.engine, "rollout", len(tasks) * c.algo.group_size // self.group.count,
                                quiet=True):
-        return self._run_share(self.engine, tasks, c.algo.group_size)
+        return self.group.run_share(self.engine, tasks, c.algo.group_size)
     finally:
       self.engine.defer_judge = False
 
@@ -849,7 +785,7 @@ class Trainer:
                                                   invalid_s=c.algo.duration_invalid_s)
     train, adv_metrics = make_train_batch(
         scored.batch, scored.outputs, settings=self.algo, kl_coef=self.kl.coef, episodes=scored.episodes,
-        durations=durations, grammar_states=scored.grammar_states, exchange=self._row_exchange(scored.offset))
+        durations=durations, grammar_states=scored.grammar_states, exchange=self.group.row_exchange(scored.offset))
     timings["time/score_s"] = time.perf_counter() - t1
 
     t2 = time.perf_counter()
@@ -860,7 +796,7 @@ class Trainer:
       update_metrics = self.ppo_epochs(train, temperature, train_policy, has_critic,
                                        rng=np.random.default_rng([c.seed, it, 23]))
     ptx_metrics = self._ptx_steps(it) if c.sft.ptx_steps and train_policy else {}
-    update_tokens = parallel.sum_over_processes({"valid": float(train.valid.sum())})["valid"] * c.optim.ppo_epochs
+    update_tokens = self.group.total({"valid": float(train.valid.sum())})["valid"] * c.optim.ppo_epochs
     timings["time/update_s"] = time.perf_counter() - t2
     # Tracing and compiling new shapes, inside the phases above (0 when every shape is cached).
     timings["time/compile_s"] = compilation.compile_seconds() - compiled_s
@@ -871,7 +807,7 @@ class Trainer:
     metrics.update(metrics_lib.mean_over_steps(update_metrics))
     metrics.update(metrics_lib.batch_metrics(
         train, scored.batch.sampler_logprobs, scored.outputs.get("values") if has_critic else None,
-        real=np.arange(train.shape[0]) < len(scored.episodes), gather=self._global_rows))
+        real=np.arange(train.shape[0]) < len(scored.episodes), gather=self.group.global_rows))
     metrics.update(metrics_lib.episode_outcome_metrics(scored.outcomes_all, scored.episodes_all, durations))
     metrics.update({
         "train/temperature": temperature,
@@ -892,13 +828,6 @@ class Trainer:
       self.kl.update(metrics["kl/reward_kl_mean" if c.algo.kl_in == "reward" else "actor/kl_loss"])
     return metrics
 
-  def _row_exchange(self, offset: int) -> RowExchange:
-    """How make_train_batch's batch statistics see every process's rows (one process: itself)."""
-    if not self.multiprocess:
-      return RowExchange()
-    return RowExchange(gather=self._global_rows, local=self._local_rows, total=parallel.sum_over_processes,
-                       row_offset=offset, process_index=self.process)
-
   def _score_rollout(self, rollout: Sequence, rollout_metrics: dict, temperature: float,
                      timings: dict) -> ScoredRollout:
     """The trainable episodes of `rollout`, their padded batch and the scoring pass over it, with
@@ -916,7 +845,7 @@ class Trainer:
 
     batch = grammar_states = outputs = None
     score_metrics: dict[str, float] = {}
-    if not self.multiprocess:
+    if not self.group.multi:
       outcomes, episodes = _trainable(rollout)
       if episodes:
         batch, grammar_states, outputs, score_metrics = self._batch_and_score(episodes, temperature)
@@ -940,7 +869,7 @@ class Trainer:
     # statistics and the self-improvement buffer are the whole iteration's, the same on every
     # process; the episode-derived rollout metrics are recomputed from them (timings, policy
     # calls and judge service metrics stay this process's own).
-    shares = self._gather_episodes(rollout)
+    shares = self.group.gather_episodes(rollout)
     everyone = [e for share in shares for e in share]
     rollout_metrics.update(episode_lib.episode_metrics(everyone))
     per_process = [_trainable(share) for share in shares]
@@ -949,7 +878,7 @@ class Trainer:
       batch, grammar_states, outputs, score_metrics = self._batch_and_score(episodes, temperature)
     return ScoredRollout(everyone=everyone, outcomes_all=[e for o, _ in per_process for e in o],
                          episodes=episodes, episodes_all=episodes_all,
-                         offset=sum(len(t) for _, t in per_process[:self.process]), batch=batch,
+                         offset=sum(len(t) for _, t in per_process[:self.group.index]), batch=batch,
                          grammar_states=grammar_states, outputs=outputs, metrics=score_metrics)
 
   def _skipped_iteration(self, outcomes: Sequence, rollout_metrics: dict, timings: dict,
@@ -1053,7 +982,7 @@ class Trainer:
   def _write_summary(self, path: Path, summary: dict) -> None:
     # Process 0 writes, as it writes the metrics: every process holds the same summary (the
     # evaluations gather every process's episodes), and the run directory is shared.
-    if self.process == 0:
+    if self.group.index == 0:
       path.write_text(json.dumps(summary, indent=2))
 
   def _note_heldout(self, when: str, pass_at_1: float | None) -> None:
