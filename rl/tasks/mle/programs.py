@@ -95,6 +95,27 @@ def _pick(rng: random.Random, options: Any, weights: Any = None) -> Any:
 
 # --- models --------------------------------------------------------------------------------------
 
+def _forest_boosting_or_knn(rng: random.Random, name: str, kind: str,
+                            knn_ks: tuple[int, ...]) -> tuple[str, str, dict[str, Any]] | None:
+  """(import, constructor, hyperparameters) of a random forest, gradient boosting or kNN model,
+  `kind` "Classifier" or "Regressor"; None for another model name."""
+  if name == "random_forest":
+    n, depth, leaf = _pick(rng, (40, 80, 120)), _pick(rng, (None, 8, 16)), _pick(rng, (1, 3, 5))
+    return (f"from sklearn.ensemble import RandomForest{kind}",
+            f"RandomForest{kind}(n_estimators={n}, max_depth={depth}, min_samples_leaf={leaf}, "
+            "random_state=0, n_jobs=1)", {"n_estimators": n, "max_depth": depth, "min_samples_leaf": leaf})
+  if name == "gradient_boosting":
+    it, lr, leaves = _pick(rng, (60, 100, 150)), _pick(rng, (0.05, 0.1, 0.2)), _pick(rng, (15, 31))
+    return (f"from sklearn.ensemble import HistGradientBoosting{kind}",
+            f"HistGradientBoosting{kind}(max_iter={it}, learning_rate={lr}, max_leaf_nodes={leaves}, "
+            "random_state=0)", {"max_iter": it, "learning_rate": lr, "max_leaf_nodes": leaves})
+  if name == "knn":
+    k, weights = _pick(rng, knn_ks), _pick(rng, ("uniform", "distance"))
+    return (f"from sklearn.neighbors import KNeighbors{kind}",
+            f'KNeighbors{kind}(n_neighbors={k}, weights="{weights}")', {"n_neighbors": k, "weights": weights})
+  return None
+
+
 def _classifier(rng: random.Random, name: str) -> tuple[str, str, dict[str, Any]]:
   """(import line, constructor expression, hyperparameters) of a classifier."""
   if name == "constant":
@@ -106,20 +127,9 @@ def _classifier(rng: random.Random, name: str) -> tuple[str, str, dict[str, Any]
   if name == "naive_bayes":
     alpha = _pick(rng, (0.1, 0.3, 1.0))
     return "from sklearn.naive_bayes import MultinomialNB", f"MultinomialNB(alpha={alpha})", {"alpha": alpha}
-  if name == "random_forest":
-    n, depth, leaf = _pick(rng, (40, 80, 120)), _pick(rng, (None, 8, 16)), _pick(rng, (1, 3, 5))
-    return ("from sklearn.ensemble import RandomForestClassifier",
-            f"RandomForestClassifier(n_estimators={n}, max_depth={depth}, min_samples_leaf={leaf}, "
-            "random_state=0, n_jobs=1)", {"n_estimators": n, "max_depth": depth, "min_samples_leaf": leaf})
-  if name == "gradient_boosting":
-    it, lr, leaves = _pick(rng, (60, 100, 150)), _pick(rng, (0.05, 0.1, 0.2)), _pick(rng, (15, 31))
-    return ("from sklearn.ensemble import HistGradientBoostingClassifier",
-            f"HistGradientBoostingClassifier(max_iter={it}, learning_rate={lr}, max_leaf_nodes={leaves}, "
-            "random_state=0)", {"max_iter": it, "learning_rate": lr, "max_leaf_nodes": leaves})
-  if name == "knn":
-    k, weights = _pick(rng, (10, 25, 50)), _pick(rng, ("uniform", "distance"))
-    return ("from sklearn.neighbors import KNeighborsClassifier",
-            f'KNeighborsClassifier(n_neighbors={k}, weights="{weights}")', {"n_neighbors": k, "weights": weights})
+  shared = _forest_boosting_or_knn(rng, name, "Classifier", knn_ks=(10, 25, 50))
+  if shared is not None:
+    return shared
   raise ValueError(f"unknown classifier {name!r}")
 
 
@@ -131,20 +141,9 @@ def _regressor(rng: random.Random, name: str) -> tuple[str, str, dict[str, Any]]
   if name == "ridge":
     alpha = _pick(rng, (0.1, 1.0, 10.0, 50.0))
     return "from sklearn.linear_model import Ridge", f"Ridge(alpha={alpha})", {"alpha": alpha}
-  if name == "random_forest":
-    n, depth, leaf = _pick(rng, (40, 80, 120)), _pick(rng, (None, 8, 16)), _pick(rng, (1, 3, 5))
-    return ("from sklearn.ensemble import RandomForestRegressor",
-            f"RandomForestRegressor(n_estimators={n}, max_depth={depth}, min_samples_leaf={leaf}, "
-            "random_state=0, n_jobs=1)", {"n_estimators": n, "max_depth": depth, "min_samples_leaf": leaf})
-  if name == "gradient_boosting":
-    it, lr, leaves = _pick(rng, (60, 100, 150)), _pick(rng, (0.05, 0.1, 0.2)), _pick(rng, (15, 31))
-    return ("from sklearn.ensemble import HistGradientBoostingRegressor",
-            f"HistGradientBoostingRegressor(max_iter={it}, learning_rate={lr}, max_leaf_nodes={leaves}, "
-            "random_state=0)", {"max_iter": it, "learning_rate": lr, "max_leaf_nodes": leaves})
-  if name == "knn":
-    k, weights = _pick(rng, (5, 10, 20)), _pick(rng, ("uniform", "distance"))
-    return ("from sklearn.neighbors import KNeighborsRegressor",
-            f'KNeighborsRegressor(n_neighbors={k}, weights="{weights}")', {"n_neighbors": k, "weights": weights})
+  shared = _forest_boosting_or_knn(rng, name, "Regressor", knn_ks=(5, 10, 20))
+  if shared is not None:
+    return shared
   raise ValueError(f"unknown regressor {name!r}")
 
 
