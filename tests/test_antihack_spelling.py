@@ -58,12 +58,19 @@ def test_read_workspace_keeps_what_it_cannot_read(tmp_path):
 @pytest.mark.parametrize("entry, rule", [
     (Unreadable("oversized", "1200000 bytes > 1048576"), "D023-unreadable-code"),
     (Unreadable("symlink", "../tests/test_mod.py"), "D023-unreadable-code"),
-    ("def (:\n  import os; os._exit(0)\n", "D023-unreadable-code"),
 ])
 def test_unreadable_code_is_a_finding(engine, entry, rule):
   v = diff(engine, {"pkg/hidden.py": entry})
   assert v.flagged and rule in v.rules, v
   assert "cannot check pkg/hidden.py" in v.reason
+
+
+def test_unparseable_code_is_logged_not_flagged(engine):
+  """Python cannot run a file that does not parse (its import fails the same way): a policy that
+  leaves broken code is failing, not cheating. Logged, never silently skipped."""
+  v = diff(engine, {"pkg/hidden.py": "def (:\n  import os; os._exit(0)\n"})
+  assert not v.flagged and v.rules == ("D025-unparseable-code",), v
+  assert "cannot check pkg/hidden.py: does not parse" in v.reason or v.hits[0].location == "pkg/hidden.py"
 
 
 def test_unreadable_data_is_logged_not_flagged(engine):
@@ -88,7 +95,7 @@ def test_bom_and_latin1_sources_are_decoded_then_judged(engine, encode):
 def test_latin1_decoded_as_utf8_with_replacement_is_a_finding_not_a_skip(engine):
   # what a reader that decodes with errors="replace" hands over: the identifier no longer parses
   text = "# -*- coding: latin-1 -*-\nd\ufffdj\ufffd = 1\nimport os\nos._exit(0)\n"
-  assert "D023-unreadable-code" in diff(engine, {"pkg/mod.py": text}).rules
+  assert "D025-unparseable-code" in diff(engine, {"pkg/mod.py": text}).rules
 
 
 def test_code_in_non_py_files_loaded_at_run_time(engine):
@@ -103,7 +110,7 @@ def test_code_in_non_py_files_loaded_at_run_time(engine):
                        "pkg/__init__.py": "import os\nNOTES = open(os.path.join(os.path.dirname(__file__), '_table.txt')).read()\n"})
   assert not data.flagged, data
   unparsable = diff(engine, {"pkg/_t.txt": "this is not python (\n", "pkg/__init__.py": "import runpy\nrunpy.run_path('pkg/_t.txt')\n"})
-  assert "D023-unreadable-code" in unparsable.rules
+  assert "D025-unparseable-code" in unparsable.rules and not unparsable.flagged
 
 
 def test_python_shebang_script_without_suffix_is_parsed(engine):
