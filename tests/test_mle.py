@@ -5,6 +5,7 @@ import math
 import pathlib
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -160,7 +161,10 @@ def test_regression_rejects_negative_predictions_and_files_are_checked(task_root
 
 
 class SubprocessSession:
-  """Stands in for sandbox.Session in fast tests (trusted test programs only)."""
+  """Stands in for sandbox.Session in fast tests (trusted test programs only): `python` is the
+  interpreter whose folder leads PATH."""
+
+  python = sys.executable
 
   def __init__(self, workspace):
     self.dir = pathlib.Path(tempfile.mkdtemp(prefix="fake_session_"))
@@ -177,11 +181,10 @@ class SubprocessSession:
 
   def exec(self, command, timeout=None, env=None):
     import os
-    import sys
     import time
 
     start = time.monotonic()
-    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    path = os.path.dirname(self.python) + os.pathsep + os.environ.get("PATH", "")
     proc = subprocess.run(command, shell=True, cwd=self.dir, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {}), "PATH": path})
     return type("R", (), {"exit_code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,

@@ -7,12 +7,8 @@ stage, and the expert's messages are well-formed tool calls (or single-turn answ
 
 from __future__ import annotations
 
-import os
 import pathlib
 import shutil
-import subprocess
-import tempfile
-import time
 
 import pytest
 
@@ -24,6 +20,7 @@ from rl.tasks import load_task
 from rl.tasks.mle import expert as mle_expert
 from rl.tasks.mle import make_mle_tasks, programs, runner
 from sandbox.runtime_env import runtime_python
+from test_mle import SubprocessSession
 
 PER_COMPETITION = 20  # valid programs run per competition (seeds 0..19)
 FAULT_SEEDS = (0, 1)  # seeds of the faulty variants run per competition and fault
@@ -103,32 +100,10 @@ def test_faulty_variants_fail_at_their_stage(task_root, competition):
     assert p.fault_line is None or p.stage in ("load", "fit")
 
 
-class RuntimeSession:
-  """A stand-in for sandbox.Session whose `python` is the sandbox runtime's (trusted programs)."""
+class RuntimeSession(SubprocessSession):
+  """test_mle's stand-in for sandbox.Session, running the sandbox runtime's python (trusted programs)."""
 
-  def __init__(self, workspace):
-    self.dir = pathlib.Path(tempfile.mkdtemp(prefix="mle_programs_session_"))
-    shutil.copytree(workspace, self.dir, dirs_exist_ok=True)
-
-  def __enter__(self):
-    return self
-
-  def __exit__(self, *exc):
-    shutil.rmtree(self.dir, ignore_errors=True)
-
-  def write_file(self, path, content):
-    (self.dir / path).write_text(content)
-
-  def exec(self, command, timeout=None, env=None):
-    start = time.monotonic()
-    path = os.path.dirname(runtime_python()) + os.pathsep + os.environ.get("PATH", "")
-    proc = subprocess.run(command, shell=True, cwd=self.dir, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {}), "PATH": path})
-    return type("R", (), {"exit_code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
-                          "timed_out": False, "duration_s": time.monotonic() - start})()
-
-  def export_workspace(self, dest):
-    shutil.copytree(self.dir, dest)
+  python = runtime_python()
 
 
 def test_instrumented_stages_through_the_grader_path(task_root, tmp_path):

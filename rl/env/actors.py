@@ -247,7 +247,9 @@ class ScriptedExpert(TextPolicy):
         text = text.replace(f["old"], f["new"], 1)
     return text
 
-  def _say(self, rng: random.Random, options: Sequence[str], **fmt: str) -> str:
+  def say(self, rng: random.Random, options: Sequence[str], **fmt: Any) -> str:
+    """A thought line before a tool call (one of `options`, formatted), with probability
+    `thought_prob`; "" otherwise. Family plans (rl.registry.EXPERT_PLANS) use it too."""
     if rng.random() > self.thought_prob:
       return ""
     thought = rng.choice(options).format(**fmt)
@@ -268,17 +270,17 @@ class ScriptedExpert(TextPolicy):
         f"python -m pytest -q {' '.join(public)}" if public else "")
     optional_before: list[str] = []
     if rng.random() < self.explore_prob:
-      optional_before.append(self._say(rng, _LOOK_THOUGHTS) + tool_call_text("list_files", {"path": "."}))
+      optional_before.append(self.say(rng, _LOOK_THOUGHTS) + tool_call_text("list_files", {"path": "."}))
     for path in paths:
       if rng.random() < self.read_prob:
-        optional_before.append(self._say(rng, _READ_THOUGHTS, path=path)
+        optional_before.append(self.say(rng, _READ_THOUGHTS, path=path)
                                + tool_call_text("read_file", {"path": path}))
     if test_cmd and rng.random() < self.run_prob * 0.6:
-      optional_before.append(self._say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}))
+      optional_before.append(self.say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}))
     if self.give_up_prob and rng.random() < self.give_up_prob:
       room = request.turns_left - 1
       return optional_before[:max(room, 0)] + [
-          self._say(rng, _GIVE_UP_THOUGHTS) + tool_call_text("submit", {})]
+          self.say(rng, _GIVE_UP_THOUGHTS) + tool_call_text("submit", {})]
     edits: list[str] = []
     by_path: dict[str, list[dict[str, str]]] = {}
     for f in fixes:
@@ -286,7 +288,7 @@ class ScriptedExpert(TextPolicy):
     for path, path_fixes in by_path.items():
       whole = None
       if rng.random() < self.write_prob:
-        whole = self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+        whole = self.say(rng, _EDIT_THOUGHTS) + tool_call_text(
             "write_file", {"path": path, "content": self._fixed_file(task, path)})
         if len(self.renderer.encode(whole)) + 1 > request.max_new_tokens:
           whole = None  # would be cut at the turn budget; a targeted edit fits
@@ -299,7 +301,7 @@ class ScriptedExpert(TextPolicy):
         if self.minimal_edits:
           old, new = minimal_edit(current, old, new)
           current = current.replace(old, new, 1)
-        edits.append(self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+        edits.append(self.say(rng, _EDIT_THOUGHTS) + tool_call_text(
             "edit_file", {"path": path, "old": old, "new": new}))
     # A mistake and its recovery go right before the edits (no random draws at mistake_prob 0,
     # so the default demonstrations do not change).
@@ -308,10 +310,10 @@ class ScriptedExpert(TextPolicy):
       mistake = self._mistake(rng, task, fixes[0], edits[0])
     optional_after: list[str] = []
     if test_cmd and rng.random() < self.run_prob:
-      optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
+      optional_after.append(self.say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
       if rng.random() < 0.2:
-        optional_after.append(self._say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
-    submit = self._say(rng, _SUBMIT_THOUGHTS) + tool_call_text("submit", {})
+        optional_after.append(self.say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}))
+    submit = self.say(rng, _SUBMIT_THOUGHTS) + tool_call_text("submit", {})
     # Drop optional steps (latest first) until the plan fits the turn limit.
     if len(mistake) > request.turns_left - len(edits) - 1:
       mistake = []  # no room for the mistake and its recovery
@@ -327,8 +329,8 @@ class ScriptedExpert(TextPolicy):
     if kind == "wrong_path":
       existing = {p.name for p in Path(task.repo_dir).iterdir()} | {path}
       wrong = rng.choice([p for p in _WRONG_PATHS if p not in existing])
-      return [self._say(rng, _READ_THOUGHTS, path=wrong) + tool_call_text("read_file", {"path": wrong}),
-              self._say(rng, _WRONG_PATH_THOUGHTS) + tool_call_text("list_files", {"path": "."})]
+      return [self.say(rng, _READ_THOUGHTS, path=wrong) + tool_call_text("read_file", {"path": wrong}),
+              self.say(rng, _WRONG_PATH_THOUGHTS) + tool_call_text("list_files", {"path": "."})]
     if kind == "old_not_found":
       text = (Path(task.repo_dir) / path).read_text(encoding="utf-8")
       # The fixed text (already "applied" in the agent's head), or the old text mis-indented.
@@ -336,9 +338,9 @@ class ScriptedExpert(TextPolicy):
       bad_old = next((c for c in candidates if c.strip() and c not in text), None)
       if bad_old is None:
         return []
-      return [self._say(rng, _EDIT_THOUGHTS) + tool_call_text(
+      return [self.say(rng, _EDIT_THOUGHTS) + tool_call_text(
                   "edit_file", {"path": path, "old": bad_old, "new": fix["new"]}),
-              self._say(rng, _NOT_FOUND_THOUGHTS) + tool_call_text("read_file", {"path": path})]
+              self.say(rng, _NOT_FOUND_THOUGHTS) + tool_call_text("read_file", {"path": path})]
     # malformed: the edit call with its JSON's closing brace missing
     return [edit.removesuffix("}" + TOOL_CALL_END) + TOOL_CALL_END]
 

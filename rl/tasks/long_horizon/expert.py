@@ -42,12 +42,6 @@ _SUBMIT = ("Fixed; submitting.", "Done.", "")
 _GIVE_UP = ("I cannot find the bug; submitting.", "Giving up here.", "")
 
 
-def _say(expert: Any, rng: random.Random, options: Sequence[str], **fmt: str) -> str:
-  if rng.random() > expert.thought_prob:
-    return ""
-  thought = rng.choice(options).format(**fmt)
-  return thought + "\n" if thought else ""
-
 
 def _edits(expert: Any, task: Any, path: str, fixes: Sequence[dict[str, str]]) -> list[dict[str, str]]:
   """edit_file arguments for the fixes of one file, the shortest unique ones with minimal_edits."""
@@ -78,19 +72,19 @@ def call_chain_plan(expert: Any, request: Any, rng: random.Random) -> list[str]:
   from_test = meta.get("statement_style") == "tests"
   steps: list[tuple[str, bool]] = []  # (message, required)
   if rng.random() < expert.explore_prob:
-    steps.append((_say(expert, rng, _LOOK) + tool_call_text("list_files", {"path": "."}), False))
+    steps.append((expert.say(rng, _LOOK) + tool_call_text("list_files", {"path": "."}), False))
   if rng.random() < expert.run_prob * (1.0 if from_test else 0.6):
-    steps.append((_say(expert, rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}), False))
+    steps.append((expert.say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}), False))
   reads = ([{"path": PUBLIC_TEST_FILE, "function": ""}] if from_test else []) + chain
   # A give-up stops before one of the reads (never after the bottom one: it would have fixed it).
   give_up_at = rng.randrange(len(reads)) if expert.give_up_prob and rng.random() < expert.give_up_prob else -1
   for i, step in enumerate(reads):
     if i == give_up_at:
-      steps.append((_say(expert, rng, _GIVE_UP) + tool_call_text("submit", {}), True))
+      steps.append((expert.say(rng, _GIVE_UP) + tool_call_text("submit", {}), True))
       return _fit(steps, request.turns_left)
     if i > 0 and distractors and rng.random() < expert.explore_prob * DETOUR_SHARE:
       detour = rng.choice(distractors)
-      steps.append((_say(expert, rng, _DETOUR, path=detour) + tool_call_text("read_file", {"path": detour}), False))
+      steps.append((expert.say(rng, _DETOUR, path=detour) + tool_call_text("read_file", {"path": detour}), False))
     path, function = step["path"], step["function"]
     if path == PUBLIC_TEST_FILE:
       options, fmt = _READ_TEST, {"path": path}
@@ -100,12 +94,12 @@ def call_chain_plan(expert: Any, request: Any, rng: random.Random) -> list[str]:
       options, fmt = _READ_FROM_TEST, {"path": path, "function": function}
     else:
       options, fmt = _READ_NEXT, {"path": path, "function": function, "caller": reads[i - 1]["function"]}
-    steps.append((_say(expert, rng, options, **fmt) + tool_call_text("read_file", {"path": path}), True))
+    steps.append((expert.say(rng, options, **fmt) + tool_call_text("read_file", {"path": path}), True))
     for edit in _edits(expert, task, path, fixes.get(path, [])):
-      steps.append((_say(expert, rng, _EDIT, function=function) + tool_call_text("edit_file", edit), True))
+      steps.append((expert.say(rng, _EDIT, function=function) + tool_call_text("edit_file", edit), True))
   if rng.random() < expert.run_prob:
-    steps.append((_say(expert, rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}), False))
-  steps.append((_say(expert, rng, _SUBMIT) + tool_call_text("submit", {}), True))
+    steps.append((expert.say(rng, _RUN_AFTER) + tool_call_text("run", {"command": test_cmd}), False))
+  steps.append((expert.say(rng, _SUBMIT) + tool_call_text("submit", {}), True))
   return _fit(steps, request.turns_left)
 
 

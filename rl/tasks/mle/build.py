@@ -156,6 +156,9 @@ def run_reference(task_dir: str | os.PathLike, name: str, *, timeout_s: float = 
 
 
 # Runs several trusted programs in one interpreter so pandas and scikit-learn are imported once.
+# Per program: its run time, the exception that ended it (its type name; a SystemExit of 0 or
+# None is none), the program's own line that raised, and the traceback's tail. The results file
+# is rewritten after each program, so a driver that dies keeps what it finished.
 _BATCH_DRIVER = """
 import json, os, runpy, sys, time, traceback
 jobs = json.loads(sys.argv[1])
@@ -163,18 +166,46 @@ results = []
 for job in jobs:
   os.chdir(job["workspace"])
   start = time.monotonic()
-  error = ""
+  exception, line, error = None, None, ""
   try:
     runpy.run_path(job["program"], run_name="__main__")
   except SystemExit as e:
     if e.code not in (None, 0):
-      error = f"SystemExit({e.code!r})"
-  except BaseException:
-    error = traceback.format_exc()[-800:]
-  results.append({"runtime_s": time.monotonic() - start, "error": error})
-with open(sys.argv[2], "w") as f:
-  json.dump(results, f)
+      exception, error = "SystemExit", f"SystemExit({e.code!r})"
+  except BaseException as e:
+    exception, error = type(e).__name__, traceback.format_exc()[-800:]
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == job["program"]]
+    line = frames[-1].lineno if frames else None
+  results.append({"runtime_s": time.monotonic() - start, "exception": exception, "line": line, "error": error})
+  with open(sys.argv[2], "w") as f:
+    json.dump(results, f)
 """
+
+
+def run_programs_batch(task_dir: str | os.PathLike, programs: Sequence[tuple[str, str]], tmp_dir: str | os.PathLike,
+                       *, timeout_s: float) -> tuple[list[pathlib.Path], list[dict[str, Any]], str]:
+  """Runs trusted `(name, source)` programs one after another in ONE interpreter of the sandbox
+  runtime, each as solution.py in its own copy of the task's repo/ under `tmp_dir`. Returns the
+  workspaces, each finished program's run (see _BATCH_DRIVER; fewer when the driver stopped)
+  and why the driver stopped early ("" when it finished). Agents' programs run in the sandbox
+  (rl.tasks.mle.runner), never here."""
+  task_dir = pathlib.Path(task_dir)
+  jobs = []
+  for name, source in programs:
+    workspace = pathlib.Path(tmp_dir) / name
+    shutil.copytree(task_dir / "repo", workspace)
+    program = workspace / SOLUTION_FILE
+    program.write_text(source, encoding="utf-8")
+    jobs.append({"workspace": str(workspace), "program": str(program)})
+  results_path = pathlib.Path(tmp_dir) / "results.json"
+  try:
+    proc = subprocess.run([runtime_python(), "-c", _BATCH_DRIVER, json.dumps(jobs), str(results_path)],
+                          capture_output=True, text=True, timeout=timeout_s, env=_program_env())
+    failure = "" if proc.returncode == 0 else f"driver exit code {proc.returncode}: {proc.stderr[-500:]}"
+  except subprocess.TimeoutExpired:
+    failure = f"timed out after {timeout_s:.0f}s"
+  runs = json.loads(results_path.read_text()) if results_path.is_file() else []
+  return [pathlib.Path(j["workspace"]) for j in jobs], runs, failure
 
 
 def run_reference_batch(task_dir: str | os.PathLike, names: Sequence[str] = references.REFERENCE_NAMES, *,
@@ -185,26 +216,13 @@ def run_reference_batch(task_dir: str | os.PathLike, names: Sequence[str] = refe
   """
   task_dir = pathlib.Path(task_dir)
   with tempfile.TemporaryDirectory(prefix="mle_refs_") as tmp:
-    jobs = []
-    for name in names:
-      workspace = pathlib.Path(tmp) / name
-      shutil.copytree(task_dir / "repo", workspace)
-      program = workspace / SOLUTION_FILE
-      program.write_text((task_dir / "references" / f"{name}.py").read_text(encoding="utf-8"), encoding="utf-8")
-      jobs.append({"workspace": str(workspace), "program": str(program)})
-    results_path = pathlib.Path(tmp) / "results.json"
-    try:
-      proc = subprocess.run([runtime_python(), "-c", _BATCH_DRIVER, json.dumps(jobs), str(results_path)],
-                            capture_output=True, text=True, timeout=timeout_s * len(jobs), env=_program_env())
-      failure = "" if proc.returncode == 0 else f"driver exit code {proc.returncode}: {proc.stderr[-500:]}"
-    except subprocess.TimeoutExpired:
-      failure = f"timed out after {timeout_s * len(jobs):.0f}s"
-    runs = json.loads(results_path.read_text()) if results_path.is_file() else []
+    sources = [(name, (task_dir / "references" / f"{name}.py").read_text(encoding="utf-8")) for name in names]
+    workspaces, runs, failure = run_programs_batch(task_dir, sources, tmp, timeout_s=timeout_s * len(names))
     entries = []
     for k, name in enumerate(names):
       run = runs[k] if k < len(runs) else {"runtime_s": 0.0, "error": failure or "not run"}
       entry = {"name": name, "runtime_s": round(run["runtime_s"], 3),
-               **grader.grade_workspace(task_dir, jobs[k]["workspace"]).to_dict()}
+               **grader.grade_workspace(task_dir, workspaces[k]).to_dict()}
       if run["error"]:
         entry.update(valid=False, error=run["error"])
       entries.append(entry)

@@ -19,7 +19,7 @@ a fenced code block.
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from typing import Any
 
 from rl.env.actors import tool_call_text
 from rl.registry import EXPERT_PLANS
@@ -36,12 +36,6 @@ _FIX = ("The program failed; fixing it.", "That did not work. Rewriting the prog
 _SUBMIT = ("The submission is written; submitting.", "Done.", "")
 _ANSWER = ("Here is the solution program.", "A {model} model on {features} features:", "")
 
-
-def _say(expert: Any, rng: random.Random, options: Sequence[str], **fmt: Any) -> str:
-  if rng.random() > expert.thought_prob:
-    return ""
-  thought = rng.choice(options).format(**fmt)
-  return thought + "\n" if thought else ""
 
 
 def draw_program(expert: Any, request: Any, rng: random.Random) -> tuple[programs.Program, programs.Program]:
@@ -72,18 +66,18 @@ def mle_program_plan(expert: Any, request: Any, rng: random.Random) -> list[str]
   run_cmd = str(request.task.metadata.get("test_command") or f"python {solution}")
   optional: list[str] = []
   if rng.random() < expert.explore_prob:
-    optional.append(_say(expert, rng, _LOOK) + tool_call_text("list_files", {"path": "."}))
+    optional.append(expert.say(rng, _LOOK) + tool_call_text("list_files", {"path": "."}))
   if rng.random() < expert.read_prob:
-    optional.append(_say(expert, rng, _PEEK) + tool_call_text(
+    optional.append(expert.say(rng, _PEEK) + tool_call_text(
         "run", {"command": "head -n 3 train.csv sample_submission.csv"}))
-  write = _say(expert, rng, _WRITE, **_described(first)) + tool_call_text(
+  write = expert.say(rng, _WRITE, **_described(first)) + tool_call_text(
       "write_file", {"path": solution, "content": first.source})
-  run = _say(expert, rng, _RUN) + tool_call_text("run", {"command": run_cmd})
+  run = expert.say(rng, _RUN) + tool_call_text("run", {"command": run_cmd})
   recovery: list[str] = []
   if first.fault is not None and expert.mistake_prob and rng.random() < expert.mistake_prob:
-    recovery = [_say(expert, rng, _FIX) + tool_call_text("write_file", {"path": solution, "content": valid.source}),
-                _say(expert, rng, _RUN) + tool_call_text("run", {"command": run_cmd})]
-  submit = _say(expert, rng, _SUBMIT) + tool_call_text("submit", {})
+    recovery = [expert.say(rng, _FIX) + tool_call_text("write_file", {"path": solution, "content": valid.source}),
+                expert.say(rng, _RUN) + tool_call_text("run", {"command": run_cmd})]
+  submit = expert.say(rng, _SUBMIT) + tool_call_text("submit", {})
   core = [write, run] + recovery
   # Fit the turn limit: optional looks first, then the recovery, then the run go.
   room = request.turns_left - 1
@@ -98,7 +92,7 @@ def single_turn_answer(expert: Any, request: Any, rng: random.Random) -> str:
   """A single-turn episode's answer: the drawn program in a fenced code block."""
   first, _ = draw_program(expert, request, rng)
   code = first.source if first.source.endswith("\n") else first.source + "\n"
-  lead = _say(expert, rng, _ANSWER, **_described(first))
+  lead = expert.say(rng, _ANSWER, **_described(first))
   return f"{lead}```python\n{code}```"
 
 

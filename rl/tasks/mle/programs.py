@@ -22,16 +22,12 @@ tests/test_mle_programs.py.
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 import random
-import shutil
-import subprocess
 import tempfile
 from typing import Any, Callable
 
 from rl.tasks.mle import build, grader
-from sandbox.runtime_env import runtime_python
 
 SUBMISSION_FILE = "submission.csv"
 
@@ -472,26 +468,6 @@ def sample_programs(competition: str, n: int, *, seed: int = 0, fault_prob: floa
 
 # --- running drawn programs (trusted: our own grammar's output) --------------------------------------
 
-_DRIVER = """
-import json, os, runpy, sys, time, traceback
-jobs = json.loads(sys.argv[1])
-results = []
-for job in jobs:
-  os.chdir(job["workspace"])
-  start = time.monotonic()
-  error, line = None, None
-  try:
-    runpy.run_path(job["program"], run_name="__main__")
-  except BaseException as e:
-    error = type(e).__name__
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == job["program"]]
-    line = frames[-1].lineno if frames else None
-  results.append({"runtime_s": time.monotonic() - start, "exception": error, "line": line})
-  with open(sys.argv[2], "w") as f:
-    json.dump(results, f)
-"""
-
-
 def run_on_host(task_dir: Any, programs: list[Program], *, timeout_s: float = 600.0) -> list[dict[str, Any]]:
   """Runs `programs` (trusted: drawn from this grammar) one after another in ONE interpreter of the
   sandbox runtime (`sandbox.runtime_env.runtime_python`, one OpenMP thread), each in its own copy of
@@ -503,23 +479,14 @@ def run_on_host(task_dir: Any, programs: list[Program], *, timeout_s: float = 60
   """
   task_dir = pathlib.Path(task_dir)
   with tempfile.TemporaryDirectory(prefix="mle_programs_") as tmp:
-    jobs = []
-    for k, program in enumerate(programs):
-      workspace = pathlib.Path(tmp) / f"p{k}"
-      shutil.copytree(task_dir / "repo", workspace)
-      path = workspace / build.SOLUTION_FILE
-      path.write_text(program.source, encoding="utf-8")
-      jobs.append({"workspace": str(workspace), "program": str(path)})
-    results_path = pathlib.Path(tmp) / "results.json"
-    proc = subprocess.run([runtime_python(), "-c", _DRIVER, json.dumps(jobs), str(results_path)],
-                          capture_output=True, text=True, timeout=timeout_s, env=build._program_env())  # pylint: disable=protected-access
-    runs = json.loads(results_path.read_text()) if results_path.is_file() else []
-    if len(runs) != len(jobs):
-      raise RuntimeError(f"the program driver stopped after {len(runs)} of {len(jobs)} programs "
-                         f"(exit code {proc.returncode}): {proc.stderr[-1000:]}")
+    workspaces, runs, failure = build.run_programs_batch(
+        task_dir, [(f"p{k}", program.source) for k, program in enumerate(programs)], tmp, timeout_s=timeout_s)
+    if len(runs) != len(workspaces):
+      raise RuntimeError(f"the program driver stopped after {len(runs)} of {len(workspaces)} programs: {failure}")
     out = []
-    for job, run in zip(jobs, runs):
-      grade = grader.grade_workspace(task_dir, job["workspace"])
-      files = sorted(p.name for p in pathlib.Path(job["workspace"]).iterdir())
-      out.append({**run, **grade.to_dict(), "files": files})
+    for workspace, run in zip(workspaces, runs):
+      grade = grader.grade_workspace(task_dir, workspace)
+      files = sorted(p.name for p in workspace.iterdir())
+      out.append({"runtime_s": run["runtime_s"], "exception": run["exception"], "line": run["line"],
+                  **grade.to_dict(), "files": files})
     return out
