@@ -143,7 +143,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # functions only, for tests).
   c.tasks.verify_with = "sandbox"
   c.tasks.mle_root = ""  # "" = generate the MLE competitions into <workdir>/tasks/mle
-  c.tasks.mle_variants = 1  # data variants (seeds) per MLE competition
+  c.tasks.mle_variants = 1  # training data variants (seeds) per MLE competition
+  c.tasks.mle_heldout_variants = 0  # held-out data variants per competition (split "heldout")
 
   # --- agent / rollouts ----------------------------------------------------------
   c.agent = ml_collections.ConfigDict()

@@ -125,6 +125,25 @@ def build_long_corpus(workdir: pathlib.Path, num_tasks: int, seed: int, exclude:
   return root, info
 
 
+def build_mle_corpus(workdir: pathlib.Path, per_task: int, seed: int, config) -> tuple[pathlib.Path, dict]:
+  """The MLE experiment's competitions (its training variants) and `per_task` valid programs of
+  the grammar (rl/tasks/mle/programs.py) per task as single-turn demonstration records; the
+  programs are drawn with another seed than the experiment's own SFT stage."""
+  from rl import tokenizer as tokenizer_lib
+  from rl.env import tools as tools_lib
+  from rl.tasks import load_tasks
+  from rl.tasks.mle import expert as mle_expert
+
+  tasks = load_tasks(config, workdir / "mle_run").tasks(split=config.tasks.split)
+  renderer = tools_lib.ChatRenderer.from_config(tokenizer_lib.load_tokenizer(config.model.hf_checkpoint or None), config)
+  records = mle_expert.program_records(tasks, renderer, per_task=per_task, seed=1000 + seed, fault_prob=0.0)
+  path = workdir / "mle_demonstrations.jsonl"
+  path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+  info = {"family": "mle", "tasks": len(tasks), "programs": len(records), "seed": 1000 + seed,
+          "distinct_programs": len({r["steps"][0]["text"] for r in records})}
+  return path, info
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--out", required=True, help="the Hugging Face directory to write")
@@ -140,9 +159,11 @@ def main(argv=None) -> int:
   parser.add_argument("--library", default="",
                       help="synthetic library (core | families | all); default: the default experiment's")
   parser.add_argument("--num", type=int, default=0,
-                      help="tasks to generate (default: every easy bug the library has; --family long: 400)")
-  parser.add_argument("--family", choices=("easy", "long"), default="easy",
-                      help="easy: the default's easy bugs; long: the long-horizon call chains")
+                      help="tasks to generate (default: every easy bug the library has; --family long: 400); "
+                           "--family mle: programs per competition (default 300)")
+  parser.add_argument("--family", choices=("easy", "long", "mle"), default="easy",
+                      help="easy: the default's easy bugs; long: the long-horizon call chains; "
+                           "mle: the MLE competitions' solution programs")
   parser.add_argument("--init-from", default="",
                       help="weights to start from (default: scratch; --family long: rl/assets/tiny_base)")
   args = parser.parse_args(argv)
@@ -157,7 +178,11 @@ def main(argv=None) -> int:
   start = time.monotonic()
   workdir = pathlib.Path(args.workdir)
   workdir.mkdir(parents=True, exist_ok=True)
-  if args.family == "long":
+  if args.family == "mle":
+    from configs.experiments import mle
+    base_config = mle.get_config()
+    root, corpus = build_mle_corpus(workdir, args.num or 300, args.seed, base_config)
+  elif args.family == "long":
     from configs.experiments import long_horizon
     base_config = long_horizon.get_config()
     exclude = set() if args.keep_default_bugs else long_experiment_bugs(workdir)
@@ -171,8 +196,12 @@ def main(argv=None) -> int:
 
   c = base_config.unlock()
   c.seed = args.seed
-  c.tasks.sources = ((f"dir:{root}", 1.0),)
-  c.tasks.eval_sources = ()  # the corpus's own held-out split
+  if args.family == "mle":  # the experiment's own tasks (held-out data variants for evaluation)
+    c.sft.demonstrations = str(root)
+    c.sft.batch_size = 16
+  else:
+    c.tasks.sources = ((f"dir:{root}", 1.0),)
+    c.tasks.eval_sources = ()  # the corpus's own held-out split
   c.tasks.difficulty = ""
   c.tasks.max_eval_tasks = 32 if args.family == "long" else 0  # long episodes: a sample of the held-out split
   c.sft.steps = args.steps

@@ -324,3 +324,60 @@ def test_iteration_metrics_summarise_the_mle_episodes():
   assert m["mle/exec_time_s"] == pytest.approx(6.5 / 3)
   assert mle_metrics([types.SimpleNamespace(record={})]) == {}
   assert "mle/score_mean" not in mle_metrics([episode(False, None, 0, 0.1)])
+
+
+def test_iteration_metrics_split_by_prompt_kind_and_per_task_scores():
+  """With improve-previous prompts (record field `prompt_origin`) the valid rate and score split
+  into `_improve` and `_scratch`; mle_task_scores gives each task's valid rate and mean score."""
+  import types
+
+  from rl.env.episode import mle_metrics, mle_task_scores
+
+  def episode(task, valid, score, improve=False):
+    grade = {"valid": valid, "normalized_score": score if valid else None}
+    record = {"mle": {"grade": grade, "stages": {"count": 3}, "exec_time_s": 1.0}}
+    if improve:
+      record["prompt_origin"] = {"kind": "improve_previous", "parent_score": 0.5}
+    return types.SimpleNamespace(task_id=task, record=record)
+
+  episodes = [episode("a", True, 0.9, improve=True), episode("a", False, None, improve=True),
+              episode("a", True, 0.5), episode("b", True, 0.2), episode("b", True, 0.4)]
+  m = mle_metrics(episodes)
+  assert m["mle/improve_episodes"] == 2
+  assert m["mle/valid_rate_improve"] == pytest.approx(0.5) and m["mle/score_mean_improve"] == pytest.approx(0.9)
+  assert m["mle/valid_rate_scratch"] == pytest.approx(1.0)
+  assert m["mle/score_mean_scratch"] == pytest.approx((0.5 + 0.2 + 0.4) / 3)
+  assert not any(k.endswith(("_improve", "_scratch")) for k in mle_metrics(episodes[2:]))
+  per_task = mle_task_scores(episodes)
+  assert per_task["a"] == {"episodes": 3.0, "valid_rate": pytest.approx(2 / 3), "score_mean": pytest.approx(0.7)}
+  assert per_task["b"]["score_mean"] == pytest.approx(0.3)
+  assert mle_task_scores([episode("c", False, None)]) == {"c": {"episodes": 1.0, "valid_rate": 0.0}}
+
+
+def test_heldout_variants_are_other_draws_of_each_competition(tmp_path):
+  """tasks.mle_heldout_variants adds held-out tasks (split "heldout", variants from
+  HELDOUT_VARIANT_BASE) with other data than the training variants; a root generated without
+  them is completed on the next load; out-of-range counts are one-line errors."""
+  import types
+
+  from rl.tasks.mle import build
+  from rl.tasks.mle.source import mle_task_source
+
+  def config(heldout):
+    return types.SimpleNamespace(tasks=types.SimpleNamespace(
+        mle_root=str(tmp_path / "root"), mle_variants=1, mle_heldout_variants=heldout, synthetic_seed=0))
+
+  assert {t.split for t in mle_task_source(config(0), tmp_path)} == {"train"}
+  tasks = mle_task_source(config(2), tmp_path)  # the same root, completed
+  heldout = [t for t in tasks if t.split == "heldout"]
+  assert len(tasks) == 12 and len(heldout) == 8
+  assert {t.metadata["variant"] for t in heldout} == {build.HELDOUT_VARIANT_BASE, build.HELDOUT_VARIANT_BASE + 1}
+  train = {t.metadata["competition"]: t for t in tasks if t.split == "train"}
+  for t in heldout:
+    same = train[t.metadata["competition"]]
+    assert (t.repo_dir / "train.csv").read_bytes() != (same.repo_dir / "train.csv").read_bytes()
+    assert t.statement == same.statement  # the same competition: only the data differ
+  with pytest.raises(ValueError, match="heldout_variants >= 0"):
+    build.task_plan(variants=1, heldout_variants=-1)
+  with pytest.raises(ValueError, match="variants <= 500"):
+    build.task_plan(variants=501)

@@ -259,3 +259,55 @@ def test_expert_episodes_in_the_sandbox_solve_unless_faulty(task_root, renderer,
       assert e.success == solved, (fault_prob, mistake_prob, e.record["mle"]["grade"], e.record["steps"][-1])
       assert e.record["terminated"] == "submit"
       assert e.record["mle"]["stages"]["stages"], e.record["mle"]  # instrumented (`ast`)
+
+
+def test_program_records_are_single_turn_demonstrations_without_a_sandbox(task_root):
+  """expert.program_records: valid trajectory records whose prompt is the single-turn opening the
+  policy sees and whose answer is a grammar program in a fenced block; faulty programs are
+  records with success False (SFT leaves them out); the same seed gives the same records; and
+  episodes_from_records turns them into trainable episodes."""
+  from rl.env import episode as episode_lib
+  from rl.env import trajectory
+  from rl.tasks import load_task_root
+  from rl.tokenizer import load_tokenizer
+
+  tasks = load_task_root(task_root)
+  renderer = tools_lib.ChatRenderer(load_tokenizer())
+  records = mle_expert.program_records(tasks, renderer, per_task=10, seed=3, fault_prob=0.3)
+  assert len(records) == 40
+  assert records == mle_expert.program_records(tasks, renderer, per_task=10, seed=3, fault_prob=0.3)
+  for r in records:
+    trajectory.validate_record(r)
+    task = next(t for t in tasks if t.id == r["task_id"])
+    assert r["prompt"] == renderer.render(tools_lib.initial_messages(task, "single_turn"), generation_prompt=True)
+    text = r["steps"][0]["text"]
+    code = text.split("```python\n", 1)[1].rsplit("```", 1)[0]
+    compile(code, "solution.py", "exec")
+    assert r["success"] == (r["program"]["fault"] is None)
+  assert 4 <= sum(not r["success"] for r in records) <= 22
+  episodes = episode_lib.episodes_from_records(records, tasks, renderer)
+  assert len(episodes) == sum(r["success"] for r in records)
+  first = episodes[0]
+  assert renderer.tokenizer.decode(first.tokens[:len(renderer.encode(records[0]["prompt"]))]) == records[0]["prompt"]
+  with pytest.raises(ValueError, match="fault_prob"):
+    mle_expert.program_records(tasks, renderer, per_task=1, fault_prob=2.0)
+
+
+def test_reference_demonstrations_get_the_rendered_opening(task_root):
+  """The reference-solution records of build.demonstration_records hold the bare statement; SFT
+  on them sees the same chat-rendered single-turn opening and fenced answer as the policy."""
+  from rl.env import episode as episode_lib
+  from rl.tasks import load_task_root
+  from rl.tasks.mle import build
+  from rl.tokenizer import load_tokenizer
+
+  tasks = load_task_root(task_root)
+  renderer = tools_lib.ChatRenderer(load_tokenizer())
+  records = build.demonstration_records([t.dir for t in tasks])
+  episodes = episode_lib.episodes_from_records(records, tasks, renderer)
+  assert len(episodes) == len(records) == 8
+  task = next(t for t in tasks if t.id == records[0]["task_id"])
+  opening = renderer.encode(renderer.render(tools_lib.initial_messages(task, "single_turn"), generation_prompt=True))
+  assert episodes[0].tokens[:len(opening)] == opening
+  answer = renderer.tokenizer.decode([t for t, m in zip(episodes[0].tokens, episodes[0].action_mask) if m])
+  assert answer.startswith("```python\n") and "```" in answer[10:]

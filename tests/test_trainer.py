@@ -226,6 +226,10 @@ def test_self_improvement_duration_weights_and_advantage_scaling_are_wired(tmp_p
   for task, new in zip(buffered, prompted):
     assert new.id == task.id and new.statement != task.statement
     assert task.statement in new.statement and "Improve the previous solution" in new.statement
+    assert new.prompt_origin == "improve_previous" and new.parent_score is not None and not task.prompt_origin
+  # Episodes from such a prompt say so in their record (scores split by prompt kind).
+  episode = trainer.eval_engine.run(prompted[:1], group_size=1)[0][0]
+  assert episode.record["prompt_origin"] == {"kind": "improve_previous", "parent_score": prompted[0].parent_score}
   # The buffer is host state: a fresh trainer on the same workdir restores it.
   again = trainer_lib.Trainer(cfg, workdir)
   again.maybe_resume()

@@ -27,11 +27,15 @@ from configs import default
 
 def get_config(arg=None):
   c = default.get_config(arg).unlock()
-  c.init_from = ""  # from random weights, as measured (not the default's tiny base)
+  # The base that writes the grammar's programs (scripts/make_base.py --family mle): SFT from random
+  # weights on 1,200 valid programs, so that RL starts from a policy whose programs run.
+  c.init_from = "rl/assets/tiny_base_mle"
   c.tasks.sources = (("mle", 1.0),)
   c.tasks.eval_sources = ()  # the competitions' own held-out split
+  c.tasks.mle_variants = 1  # one training draw of each competition's data
+  c.tasks.mle_heldout_variants = 2  # evaluated on two other draws, never trained on
   c.tasks.split = "train"
-  c.tasks.eval_split = "train"  # one task per competition; its score is on held-out test rows
+  c.tasks.eval_split = "heldout"
   c.agent.mode = "single_turn"
   c.agent.constrained_tool_calls = False  # no tool calls in single-turn mode
   c.agent.max_thought_bytes = 0

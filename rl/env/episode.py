@@ -112,17 +112,46 @@ def mle_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
   """Over the episodes of MLE tasks (their record's `mle` field, rl.tasks.mle.runner): the share
   whose final program wrote a valid submission, the mean normalised score of the valid ones
   (higher is better), the mean number of instrumentation stages reached and the mean execution
-  time of the final program. Empty when no episode is an MLE task's."""
-  runs = [e.record["mle"] for e in episodes if e.record.get("mle")]
+  time of the final program. With improve-previous prompts (rl.train.self_improve) the valid rate
+  and score also split by prompt kind (`_improve`, `_scratch`). Empty when no episode is an MLE
+  task's."""
+  runs = [(e.record["mle"], bool(e.record.get("prompt_origin"))) for e in episodes if e.record.get("mle")]
   if not runs:
     return {}
-  valid = [r for r in runs if r["grade"]["valid"]]
-  m = {"mle/episodes": float(len(runs)), "mle/valid_rate": len(valid) / len(runs),
-       "mle/stage_mean": float(np.mean([r["stages"]["count"] for r in runs])),
-       "mle/exec_time_s": float(np.mean([r["exec_time_s"] for r in runs]))}
-  if valid:
-    m["mle/score_mean"] = float(np.mean([r["grade"]["normalized_score"] for r in valid]))
+
+  def rate_and_score(subset: list, suffix: str) -> dict[str, float]:
+    valid = [r for r, _ in subset if r["grade"]["valid"]]
+    out = {f"mle/valid_rate{suffix}": len(valid) / len(subset)}
+    if valid:
+      out[f"mle/score_mean{suffix}"] = float(np.mean([r["grade"]["normalized_score"] for r in valid]))
+    return out
+
+  m = {"mle/episodes": float(len(runs)),
+       "mle/stage_mean": float(np.mean([r["stages"]["count"] for r, _ in runs])),
+       "mle/exec_time_s": float(np.mean([r["exec_time_s"] for r, _ in runs])),
+       **rate_and_score(runs, "")}
+  improve = [x for x in runs if x[1]]
+  if improve:
+    m["mle/improve_episodes"] = float(len(improve))
+    m.update(rate_and_score(improve, "_improve"))
+    if len(improve) < len(runs):
+      m.update(rate_and_score([x for x in runs if not x[1]], "_scratch"))
   return m
+
+
+def mle_task_scores(episodes: Sequence[Episode]) -> dict[str, dict[str, float]]:
+  """Per MLE task: its episodes, the share with a valid submission and the mean normalised score
+  of the valid ones (absent when none was valid). Empty when no episode is an MLE task's."""
+  by_task: dict[str, list] = {}
+  for e in episodes:
+    if e.record.get("mle"):
+      by_task.setdefault(e.task_id, []).append(e.record["mle"]["grade"])
+  out = {}
+  for task_id, grades in sorted(by_task.items()):
+    valid = [g["normalized_score"] for g in grades if g["valid"]]
+    out[task_id] = {"episodes": float(len(grades)), "valid_rate": len(valid) / len(grades),
+                    **({"score_mean": float(np.mean(valid))} if valid else {})}
+  return out
 
 
 def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: ChatRenderer, *,
@@ -155,7 +184,12 @@ def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: C
     record_mode = record.get("mode", mode)
     messages = (tools_lib.initial_messages(task, record_mode) if task is not None
                 else [{"role": "system", "content": ""}, {"role": "user", "content": ""}])
-    tokens = renderer.encode(record["prompt"])
+    # A record written without a renderer (rl.tasks.mle.build.demonstration_records) holds the
+    # bare statement; the policy sees the chat-rendered opening, so that is what SFT clones.
+    prompt = record["prompt"]
+    if task is not None and prompt == task.statement:
+      prompt = renderer.render(messages, generation_prompt=True)
+    tokens = renderer.encode(prompt)
     mask = [0] * len(tokens)
     turn_ends: list[int] = []
     steps = record.get("steps", [])

@@ -525,6 +525,8 @@ class RolloutEngine:
         **({"error": run.error} if run.error else {}),
         **({"grade_cached": True} if cached else {}),
         **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
+        **({"prompt_origin": {"kind": run.task.prompt_origin, "parent_score": run.task.parent_score}}
+           if getattr(run.task, "prompt_origin", "") else {}),
     }
     pending_judge = outcome.get("pending_judge")
     if self.writer is not None and pending_judge is None:  # else logged once its verdict is in

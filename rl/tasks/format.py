@@ -47,6 +47,11 @@ class Task:
   metadata: dict[str, Any]
   _statement: str | None = dataclasses.field(default=None, repr=False)
   _solution_patch: str | None | bool = dataclasses.field(default=False, repr=False)
+  # Where a replaced statement came from ("improve_previous": rl.train.self_improve) and the
+  # score of the earlier solution it shows; episodes record both, so their scores can be split
+  # by prompt kind (the paper's improve-previous vs from-scratch comparison).
+  prompt_origin: str = ""
+  parent_score: float | None = None
 
   @property
   def id(self) -> str:
@@ -62,9 +67,10 @@ class Task:
       self._statement = (self.dir / "task.md").read_text(encoding="utf-8")
     return self._statement
 
-  def with_statement(self, statement: str) -> "Task":
-    """The same task with another statement (e.g. an improve-previous prompt); same id."""
-    return dataclasses.replace(self, _statement=statement)
+  def with_statement(self, statement: str, *, origin: str = "", parent_score: float | None = None) -> "Task":
+    """The same task with another statement (e.g. an improve-previous prompt, `origin` says
+    which); same id."""
+    return dataclasses.replace(self, _statement=statement, prompt_origin=origin, parent_score=parent_score)
 
   @property
   def repo_dir(self) -> pathlib.Path:

@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from rl.env import episode as episode_lib
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
   """Unbiased probability that at least one of k samples (of n, c correct) passes."""
@@ -95,4 +97,6 @@ def evaluate(engine: Any, tasks: Sequence[Any], *, samples: int, rows: int,
   if episodes:
     table = pass_at_k_table([(e.task_id, e.success) for e in episodes], ks=sorted({1, samples}))
     result.update({f"eval/{k}": v for k, v in table.items()})
+    # MLE tasks: success is a valid submission; the score of the valid ones says how good.
+    result.update({f"eval/{k}": v for k, v in episode_lib.mle_metrics(episodes).items()})
   return result, episodes

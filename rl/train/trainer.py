@@ -415,7 +415,8 @@ class Trainer:
     out = []
     for task in tasks:
       prompt, parent = self.self_improve.prompt(task.id, task.statement, iteration)
-      out.append(task if parent is None else task.with_statement(prompt))
+      out.append(task if parent is None else task.with_statement(prompt, origin="improve_previous",
+                                                                  parent_score=float(parent.score)))
     return out
 
   def record_solutions(self, episodes: Sequence, iteration: int) -> None:
@@ -920,8 +921,9 @@ class Trainer:
       sft_metrics = self.run_sft()
       summary.update({k.replace("/", "_"): v for k, v in sft_metrics.items()})
       if self.eval_tasks:
-        sft_eval, _ = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
+        sft_eval, sft_episodes = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
         summary["heldout_pass@1_sft"] = sft_eval.get("eval/pass@1")
+        summary.update(_heldout_mle("sft", sft_eval, sft_episodes))
         self._note_heldout("after SFT", summary["heldout_pass@1_sft"])
       self._write_summary(summary_path, summary)
     if self.ref_params is None or (isinstance(self.ref_params, dict) and not self.ref_params):
@@ -945,7 +947,9 @@ class Trainer:
         self.save(row)
       iterations.advance(message=progress_lib.describe_iteration(row))
     iterations.end()
-    final = self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")[0] if self.eval_tasks else {}
+    final, final_episodes = (self.evaluate(samples=c.trainer.final_eval_samples, label="held-out eval")
+                             if self.eval_tasks else ({}, []))
+    summary.update(_heldout_mle("final", final, final_episodes))
     if final:
       self._note_heldout("after RL", final.get("eval/pass@1"))
     summary.update({
@@ -989,6 +993,16 @@ class Trainer:
     samples = self.config.trainer.final_eval_samples
     value = "not measured" if pass_at_1 is None else f"{pass_at_1:.3f}"
     self.display.note(f"held-out pass@1 {when}: {value} ({len(self.eval_tasks)} tasks x {samples})")
+
+
+def _heldout_mle(when: str, metrics: dict, episodes: Sequence) -> dict:
+  """Summary entries of a held-out evaluation of MLE tasks (`heldout_mle_<when>`: valid rate,
+  mean score of the valid programs, execution time, and the same per task); {} for other tasks."""
+  per_task = episode_lib.mle_task_scores(episodes)
+  if not per_task:
+    return {}
+  overall = {k[len("eval/mle/"):]: v for k, v in metrics.items() if k.startswith("eval/mle/")}
+  return {f"heldout_mle_{when}": {**overall, "per_task": per_task}}
 
 
 def success_trend(rows: Sequence[dict], fraction: float = 0.1) -> dict:

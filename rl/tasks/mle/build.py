@@ -30,6 +30,9 @@ LEADERBOARD_FILE = "leaderboard.json"
 HIDDEN_DEST = ".mle_grading"
 TASK_VERSION = 1
 DEFAULT_TIMEOUT_S = 120.0
+# Held-out data variants are numbered from here (their data seed is seed * 1000 + variant), so
+# adding training variants never turns a held-out draw into a training one.
+HELDOUT_VARIANT_BASE = 500
 
 _INSTRUCTIONS = """\
 # {title}
@@ -247,15 +250,29 @@ def leaderboard_position(task_dir: str | os.PathLike, normalized_score: float) -
   return {"rank": 1 + len(valid) - len(beaten), "of": len(valid) + 1, "beats": beaten}
 
 
-def make_mle_tasks(root: str | os.PathLike, *, seed: int = 0, variants: int = 1,
+def task_plan(*, variants: int = 1, heldout_variants: int = 0,
+              competitions: Iterable[str] | None = None) -> list[tuple[str, int, str]]:
+  """(competition, variant, split) of every task `make_mle_tasks` writes: `variants` training
+  variants (0, 1, ...) and `heldout_variants` held-out ones (HELDOUT_VARIANT_BASE, ...) per
+  competition. A variant is another draw of the competition's data (same columns and metric)."""
+  if not 0 <= variants <= HELDOUT_VARIANT_BASE or heldout_variants < 0:
+    raise ValueError(f"MLE variants: need 0 <= variants <= {HELDOUT_VARIANT_BASE} and heldout_variants >= 0, "
+                     f"got {variants} and {heldout_variants}")
+  names = list(competitions or competitions_lib.COMPETITIONS)
+  return ([(c, v, "train") for c in names for v in range(variants)]
+          + [(c, HELDOUT_VARIANT_BASE + v, "heldout") for c in names for v in range(heldout_variants)])
+
+
+def make_mle_tasks(root: str | os.PathLike, *, seed: int = 0, variants: int = 1, heldout_variants: int = 0,
                    competitions: Iterable[str] | None = None, run_references: bool = True,
                    jobs: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[pathlib.Path]:
-  """Generates `variants` tasks per competition under `root`; returns the task directories."""
+  """Generates `variants` training and `heldout_variants` held-out tasks per competition under
+  `root` (task_plan); returns the task directories."""
   root = pathlib.Path(root)
   root.mkdir(parents=True, exist_ok=True)
-  names = list(competitions or competitions_lib.COMPETITIONS)
-  task_dirs = [write_task(root, c, seed=seed, variant=v, timeout_s=timeout_s)
-               for c in names for v in range(variants)]
+  task_dirs = [write_task(root, c, seed=seed, variant=v, timeout_s=timeout_s, split=split)
+               for c, v, split in task_plan(variants=variants, heldout_variants=heldout_variants,
+                                            competitions=competitions)]
   if run_references:
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
       boards = list(pool.map(lambda d: run_reference_batch(d, timeout_s=timeout_s), task_dirs))
@@ -291,13 +308,14 @@ def demonstration_records(task_dirs: Iterable[str | os.PathLike], *,
       code = (task_dir / "references" / f"{name}.py").read_text(encoding="utf-8")
       entry = scores.get(name, {})
       reward = float(entry["normalized_score"]) if entry.get("valid") else 0.0
-      step = {"step": 0, "action_type": "answer", "action_input": {"code": code}, "observation": "",
+      step = {"step": 0, "text": f"```python\n{code.rstrip()}\n```", "action_type": "answer",
+              "action_input": {"code": code}, "observation": "",
               "thought": "", "reward": reward, "timestamp": 0.0, "duration_s": float(entry.get("runtime_s", 0.0)),
               "tokens": {"action": 0, "observation": 0},
               "hack": {"flagged": False, "stage": None, "rules": [], "response": None}}
       records.append({
           "task_id": metadata["id"], "task_version": metadata["version"], "base_hash": "", "prompt": statement,
-          "model": {"checkpoint": f"reference:{name}", "step": 0}, "sampling": {"temperature": 0.0, "top_p": 1.0},
+          "mode": "single_turn", "model": {"checkpoint": f"reference:{name}", "step": 0}, "sampling": {"temperature": 0.0, "top_p": 1.0},
           "steps": [step], "final_reward": reward, "success": bool(entry.get("valid", True)),
           "tests": {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "total": 0},
           "hack": {"flagged": False, "stage": None, "rules": [], "judge_score": None, "reason": ""},

@@ -19,7 +19,7 @@ a fenced code block.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Sequence
 
 from rl.env.actors import tool_call_text
 from rl.registry import EXPERT_PLANS
@@ -88,12 +88,57 @@ def mle_program_plan(expert: Any, request: Any, rng: random.Random) -> list[str]
   return optional + core + [submit]
 
 
+def answer_text(program: programs.Program, lead: str = "") -> str:
+  """A single-turn answer: `lead` (a line or "") and the program in a fenced code block."""
+  code = program.source if program.source.endswith("\n") else program.source + "\n"
+  return f"{lead}```python\n{code}```"
+
+
 def single_turn_answer(expert: Any, request: Any, rng: random.Random) -> str:
   """A single-turn episode's answer: the drawn program in a fenced code block."""
   first, _ = draw_program(expert, request, rng)
-  code = first.source if first.source.endswith("\n") else first.source + "\n"
-  lead = expert.say(rng, _ANSWER, **_described(first))
-  return f"{lead}```python\n{code}```"
+  return answer_text(first, expert.say(rng, _ANSWER, **_described(first)))
+
+
+def program_records(tasks: Sequence[Any], renderer: Any, *, per_task: int, seed: int = 0,
+                    fault_prob: float = 0.0, thought_prob: float = 0.5) -> list[dict[str, Any]]:
+  """`per_task` single-turn demonstrations per task as trajectory records (ARCHITECTURE.md's
+  format, for `sft.demonstrations` / rl.env.episode.episodes_from_records), without running them.
+
+  The grammar's programs are valid or faulty by construction (tests/test_mle_programs.py runs
+  them), so a large SFT corpus needs no sandbox time: `success` is the program's validity, and
+  the faulty ones (a `fault_prob` share) are records that SFT leaves out unless told otherwise.
+  The prompt is the single-turn opening as `renderer` renders it for the policy.
+  """
+  from rl.env import tools as tools_lib  # pylint: disable=import-outside-toplevel
+
+  if per_task < 0 or not 0.0 <= fault_prob <= 1.0:
+    raise ValueError(f"program_records: per_task must be >= 0 and fault_prob in [0, 1], got {per_task}, {fault_prob}")
+  rng = random.Random(seed)
+  records = []
+  for task in tasks:
+    competition = task.metadata.get("competition")
+    if competition not in programs.COMPETITIONS:
+      raise ValueError(f"task {task.id!r}: not an MLE competition task (metadata['competition'] = {competition!r})")
+    prompt = renderer.render(tools_lib.initial_messages(task, "single_turn"), generation_prompt=True)
+    for _ in range(per_task):
+      draw = rng.getrandbits(31)
+      program = programs.sample_program(competition, draw, fault="random" if rng.random() < fault_prob else None)
+      lead = rng.choice(_ANSWER).format(**_described(program)) + "\n" if rng.random() < thought_prob else ""
+      text = answer_text(program, lead.lstrip("\n"))
+      records.append({
+          "task_id": task.id, "task_version": task.version, "base_hash": "", "prompt": prompt, "mode": "single_turn",
+          "model": {"checkpoint": f"grammar:{competition}:{draw}", "step": 0},
+          "sampling": {"temperature": 1.0, "top_p": 1.0},
+          "steps": [{"step": 0, "text": text, "action_type": "answer", "action_input": {}, "observation": "",
+                     "thought": "", "reward": 0.0, "timestamp": 0.0, "duration_s": 0.0,
+                     "tokens": {"action": 0, "observation": 0},
+                     "hack": {"flagged": False, "stage": None, "rules": [], "response": None}}],
+          "final_reward": 0.0, "success": program.valid, "terminated": "submit", "duration_s": 0.0,
+          "tests": {"passed": 0, "failed": 0, "errors": 0, "skipped": 0, "total": 0},
+          "hack": {"flagged": False, "stage": None, "rules": [], "judge_score": None, "reason": ""},
+          "program": {"fault": program.fault, "choices": program.choices}})
+  return records
 
 
 mle_program_plan.single_turn_answer = single_turn_answer  # type: ignore[attr-defined]
