@@ -178,7 +178,9 @@ def clean_repository(repo_dir: str | os.PathLike, *, depth: int | None = None) -
                     f"--initial-branch={branch}", str(staging)], check=True, capture_output=True,
                    timeout=GIT_TIMEOUT_S, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1",
                                                "GIT_CONFIG_GLOBAL": os.devnull})
-    fetch = ["-c", "core.logAllRefUpdates=false", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+    # unpackLimit=1: one pack instead of a file per object, so each workspace copy stays a
+    # handful of files however small the history.
+    fetch = ["-c", "core.logAllRefUpdates=false", "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
              "--no-recurse-submodules", "--update-head-ok"]
     if depth:
       fetch.append(f"--depth={int(depth)}")
