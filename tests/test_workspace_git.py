@@ -209,3 +209,29 @@ def test_sandbox_workspace_repository_holds_only_the_base(tmp_path):
   log, rest = out.split("---\n", 1)
   assert log.split() == [shas["base"], shas["first"]]
   assert "LEAK" not in rest and rest.split() == ["0"], out
+
+
+@pytest.mark.parametrize("history, commits", [("full", 2), ("base", 1)])
+def test_git_importer_gives_the_workspace_only_the_parent_and_its_ancestors(tmp_path, history, commits):
+  from rl.tasks.git_import import import_git  # pylint: disable=import-outside-toplevel
+  src = tmp_path / "src"
+  src.mkdir()
+  git(src, "init", "-q", "-b", "main")
+  commit(src, {"stats.py": "def median(xs):\n  pass\n", "LICENSE": "MIT License\n\nPermission is hereby granted, "
+               "free of charge ... The above copyright notice ...\n"}, "start")
+  parent = commit(src, {"stats.py": BASE_CODE, "tests/test_stats.py": "def test_one():\n  assert True\n"}, "median")
+  fix = commit(src, {"stats.py": FIXED_CODE, "tests/test_stats.py":
+                     "from stats import median\n\n\ndef test_odd():\n  assert median([3, 1, 2]) == 2\n"},
+               "Sort before taking the median")
+  git(src, "tag", "v1.0")
+  later = commit(src, {"README.md": "later\n"}, "later work")
+  result = import_git(src, tmp_path / "out", commits=[fix], git_history=history)
+  assert len(result.tasks) == 1, result.skipped
+  task = load_task(result.tasks[0].dir)  # validates the repository too
+  repo = task.repo_dir
+  assert task.metadata["workspace_git"] == history
+  assert git(repo, "rev-parse", "HEAD").strip() == parent
+  assert int(git(repo, "rev-list", "--count", "--all").strip()) == commits
+  assert not has_object(repo, fix) and not has_object(repo, later)
+  assert git(repo, "tag").strip() == "" and git(repo, "status", "--porcelain").strip() == ""
+  assert workspace_git.repository_problems(repo) == []

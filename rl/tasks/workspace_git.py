@@ -170,36 +170,66 @@ def clean_repository(repo_dir: str | os.PathLike, *, depth: int | None = None) -
   ref = _git(repo, "symbolic-ref", "--quiet", "HEAD", check=False).strip()
   branch = ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else DEFAULT_BRANCH
   object_format = _git(repo, "rev-parse", "--show-object-format", check=False).strip() or "sha1"
+  # Fetching HEAD (advertised by every repository) needs no upload-pack settings.
+  _build_git_dir(repo, repo.resolve(), "HEAD", head, branch=branch, depth=depth, object_format=object_format)
+  commits = int(_git(repo, "rev-list", "--count", "HEAD").strip() or 0)
+  return {"head": head, "branch": branch, "commits": commits}
+
+
+def add_repository(repo_dir: str | os.PathLike, source: str | os.PathLike, commit: str, *,
+                   depth: int | None = None, branch: str = DEFAULT_BRANCH) -> dict[str, Any]:
+  """Gives repo/ (the files of `commit`, as an importer wrote them) a repository holding only
+  `commit` of the git repository `source` and its ancestors (the newest `depth` when given).
+  Raises TaskError when repo/'s files differ from that commit (export-ignore, symlinks)."""
+  repo = pathlib.Path(repo_dir)
+  if os.path.lexists(repo / ".git"):
+    raise TaskError(f"{repo}: already holds a git repository")
+  object_format = _git(pathlib.Path(source), "rev-parse", "--show-object-format", check=False).strip() or "sha1"
+  _build_git_dir(repo, pathlib.Path(source).resolve(), commit, commit, branch=branch, depth=depth,
+                 object_format=object_format)
+  changed = _git(repo, "status", "--porcelain", "--untracked-files=no").splitlines()
+  if changed:
+    shutil.rmtree(repo / ".git", ignore_errors=True)
+    raise TaskError(f"{repo}: files differ from commit {commit[:12]} ({changed[0].strip()}), so it cannot be "
+                    "the workspace repository's HEAD")
+  commits = int(_git(repo, "rev-list", "--count", "HEAD").strip() or 0)
+  return {"head": commit, "branch": branch, "commits": commits}
+
+
+def _build_git_dir(repo: pathlib.Path, source: pathlib.Path, rev: str, expected: str, *, branch: str,
+                   depth: int | None, object_format: str) -> None:
+  """Makes repo/.git a fresh repository whose only ref, `branch` (HEAD), is `rev` of `source`.
+
+  A fetch into a fresh `git init` transfers only the objects reachable from `rev` (the pack
+  protocol), so nothing else of `source` comes along.
+  """
   staging = pathlib.Path(tempfile.mkdtemp(prefix=".git-clean-", dir=repo.parent))
   try:
     new_git = staging / ".git"
-    # --template= : no sample hooks, no description; core.logAllRefUpdates=false: no reflog.
+    # --template= : no sample hooks, no description.
     subprocess.run(["git", "init", "-q", "--template=", f"--object-format={object_format}",
                     f"--initial-branch={branch}", str(staging)], check=True, capture_output=True,
                    timeout=GIT_TIMEOUT_S, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1",
                                                "GIT_CONFIG_GLOBAL": os.devnull})
-    # unpackLimit=1: one pack instead of a file per object, so each workspace copy stays a
-    # handful of files however small the history.
-    fetch = ["-c", "core.logAllRefUpdates=false", "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
-             "--no-recurse-submodules", "--update-head-ok"]
+    # core.logAllRefUpdates=false: no reflog entry for the fetch. unpackLimit=1: one pack
+    # instead of a file per object, so each workspace copy stays a handful of files however
+    # small the history.
+    fetch = ["-c", "core.logAllRefUpdates=false", "-c", "fetch.unpackLimit=1", "fetch", "--quiet", "--no-tags",
+             "--no-write-fetch-head", "--no-recurse-submodules", "--update-head-ok"]
     if depth:
       fetch.append(f"--depth={int(depth)}")
-    # Fetching HEAD (advertised by every repository) rather than a SHA needs no upload-pack
-    # settings, and the pack holds only objects reachable from it.
-    _git(staging, *fetch, str(repo.resolve()), f"+HEAD:refs/heads/{branch}")
+    _git(staging, *fetch, str(source), f"+{rev}:refs/heads/{branch}")
     fetched = _git(staging, "rev-parse", f"refs/heads/{branch}").strip()
-    if fetched != head:
-      raise TaskError(f"{repo}: fetched {fetched[:12]} instead of HEAD {head[:12]}")
+    if fetched != expected:
+      raise TaskError(f"{repo}: fetched {fetched[:12]} instead of {expected[:12]}")
     shutil.rmtree(new_git / "logs", ignore_errors=True)
     _git(repo, "read-tree", "HEAD", git_dir=new_git)
     _git(repo, "update-index", "-q", "--refresh", git_dir=new_git, check=False)
-    old = staging / "old.git"
-    os.replace(dot_git, old)
-    os.replace(new_git, dot_git)
+    if os.path.lexists(repo / ".git"):
+      os.replace(repo / ".git", staging / "old.git")
+    os.replace(new_git, repo / ".git")
   finally:
     shutil.rmtree(staging, ignore_errors=True)
-  commits = int(_git(repo, "rev-list", "--count", "HEAD").strip() or 0)
-  return {"head": head, "branch": branch, "commits": commits}
 
 
 _cache_lock = threading.Lock()
