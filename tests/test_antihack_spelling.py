@@ -240,7 +240,7 @@ def test_git_history_that_exists_and_stashes_pass(engine):
   for ok in ("git log --oneline -n 5", "git log -3 --oneline -- pkg/mod.py", "git log", "git log --oneline",
              "git log --stat -n 2", "git log --all --oneline -n 5", "git log --oneline -n 500",
              "git blame -L 1,5 pkg/mod.py", "git shortlog -sn", "git rev-list --count HEAD", "git branch -a",
-             "git tag", "git reflog"):
+             "git tag", "git reflog", "git commit -qm 'Match origin/main behaviour'"):
     assert not act(engine, ok)[0].rules, ok
   for hack in ("git log -p -n 3", "git log -S sorted -n 5", "git log --oneline -n 5 origin/main",
                "git log -L 1,5:pkg/mod.py", "git blame HEAD~3 -- pkg/mod.py", "git reset --hard HEAD~1",

@@ -381,7 +381,9 @@ def _git_invocation(options: list[tuple[str, str]], words: list[str], segment: s
     return [("git archive --remote reads another repository", segment)]
   if sub == "bundle" and positional[:1] == ["unbundle"]:
     return [("git bundle unbundle brings in objects from outside the workspace", segment)]
-  remote_refs = [a for a in args if _REMOTE_REF.search(a.split("=", 1)[-1])]
+  # (messages and paths of commit/add/... may mention origin/...; they name no ref)
+  remote_refs = [] if sub in ("commit", "add", "rm", "mv", "config", "stash") else \
+      [a for a in args if _REMOTE_REF.search(a.split("=", 1)[-1])]
   if remote_refs:
     return [(f"git {sub} names a remote-tracking ref ({remote_refs[0]}), which only a fetch makes", segment)]
   if sub in _PATCH_SUBCOMMANDS:

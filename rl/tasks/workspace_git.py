@@ -20,6 +20,7 @@ A repo/ without .git is fine: the workspace then has no repository at all.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import pathlib
@@ -256,6 +257,7 @@ def workspace_source(task: Any) -> str:
       _checked[key] = True
       return repo
     copy_root = tempfile.mkdtemp(prefix=f"rlcoder-cleanrepo-{getattr(task, 'id', 'task')}-")
+    atexit.register(shutil.rmtree, copy_root, True)
     copy = os.path.join(copy_root, "repo")
     shutil.copytree(repo, copy, symlinks=True)
     try:
