@@ -55,6 +55,9 @@ def main(argv=None) -> int:
   parser.add_argument("--only", action="append", default=[], metavar="OWNER/NAME", help="only these repositories")
   parser.add_argument("--no-options", action="store_true",
                       help="ignore the per-commit options of the list (the importer's defaults only)")
+  parser.add_argument("--git-history", choices=("none", "full", "base"), default="none",
+                      help="the workspace's git repository: none (default), the base commit and its ancestors "
+                           "(full) or the base commit alone (base); never the fix, later commits or tags")
   args = parser.parse_args(argv)
   with cli.bad_input_exits():
     cli.require_path(args.list, "--list file", directory=False)
@@ -85,7 +88,8 @@ def main(argv=None) -> int:
     with cli.bad_input_exits():
       result = import_git(paths[entry["repo"]], out, commits_file=commits_file,
                           repo_name=entry["repo"].replace("/", "-"),
-                          license=None if args.no_options else entry.get("license"))
+                          license=None if args.no_options else entry.get("license"),
+                          git_history=args.git_history)
     pathlib.Path(commits_file).unlink()
     summary["repositories"][entry["repo"]] = {"tasks": len(result.tasks), "skipped": len(result.skipped)}
     summary["tasks"] += len(result.tasks)

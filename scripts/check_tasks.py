@@ -13,6 +13,11 @@ pytest batched in one session without the rules; it is not the training verdict.
 list only the tasks that pass (loaders then skip flaky or broken ones). A malformed task is a
 failed check in the table; a ROOT that is missing, or that is one task's directory, is bad
 input: one line on stderr, exit status 2.
+
+A task whose repo/ is a git checkout fails to load when its repository holds anything but the
+base commit (HEAD) and its ancestors (tags, other branches, remotes, stashes, reflogs,
+unreachable objects: places the fix can hide). --clean-git first rebuilds each such
+repo/.git to hold only that (rl.tasks.workspace_git.clean_repository), then checks.
 """
 
 import argparse
@@ -39,6 +44,22 @@ def make_evaluator(config_spec: str, *, no_sandbox: bool):
   return evaluator_lib.Evaluator(config, grade_fn=subprocess_grade if no_sandbox else None)
 
 
+def clean_git(root: pathlib.Path) -> None:
+  """Rebuilds the repo/.git of every task under `root` (tasks without one are left alone)."""
+  from rl.tasks.format import TaskError
+  from rl.tasks.workspace_git import clean_repository, has_repository, repository_problems
+  for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    repo = d / "repo"
+    if not has_repository(repo) or not repository_problems(repo):
+      continue
+    try:
+      info = clean_repository(repo)
+      print(f"{d.name}: repo/.git rebuilt: {info['branch']} at {info['head'][:12]}, {info['commits']} commit(s)",
+            file=sys.stderr)
+    except TaskError as e:
+      print(f"{d.name}: repo/.git not rebuilt: {e}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("root")
@@ -59,6 +80,8 @@ def main(argv=None) -> int:
                       help="a module hidden tests may import besides the workspace and stdlib (repeatable)")
   parser.add_argument("--enforce", action="store_true", help="exit 1 if any task fails a check")
   parser.add_argument("--prune-manifest", action="store_true", help="rewrite manifest.jsonl with passing tasks only")
+  parser.add_argument("--clean-git", action="store_true",
+                      help="first rebuild every task's repo/.git to hold only HEAD and its ancestors")
   args = parser.parse_args(argv)
   cli.require_path(args.root, "task root", directory=True)
   if (pathlib.Path(args.root) / "metadata.json").is_file():
@@ -67,6 +90,8 @@ def main(argv=None) -> int:
     cli.require_path(str(pathlib.Path(args.report).absolute().parent), "--report folder", directory=True)
   if args.config:
     cli.require_path(args.config.partition(":")[0], "--config file", directory=False)
+  if args.clean_git:
+    clean_git(pathlib.Path(args.root))
   evaluator = None
   if not args.no_exec and not args.batch:
     evaluator = make_evaluator(args.config, no_sandbox=args.no_sandbox)

@@ -45,13 +45,16 @@ def main(argv=None) -> int:
                       help="git: JSON object {commit: statement} replacing the statements made from commit messages")
   parser.add_argument("--test-command", default=None,
                       help="git: one test command for every commit (default: pytest on the commit's tests)")
+  parser.add_argument("--git-history", choices=("none", "full", "base"), default="none",
+                      help="git: the workspace's git repository: none (default), the parent commit and its "
+                           "ancestors (full), or the parent commit alone (base); never later commits or tags")
   args = parser.parse_args(argv)
   kwargs = {"on_error": args.on_error, "limit": args.limit}
   if args.license:
     kwargs["license"] = args.license
   if args.source == "git":
     kwargs.update(commits=args.commits, test_command=args.test_command, commits_file=args.commits_file,
-                  statement_from=args.statement_from, repo_name=args.name)
+                  statement_from=args.statement_from, repo_name=args.name, git_history=args.git_history)
     for path, what in ((args.commits_file, "--commits-file"), (args.statement_from, "--statement-from")):
       if path:
         cli.require_path(path, what, directory=False)

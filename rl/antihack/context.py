@@ -60,8 +60,6 @@ class ActionContext:
   answers_file: an MLE task's answers file, which the agent must never read.
   test_command: the grading command (running it is allowed).
   written_paths: files the agent created so far (filled in by `RuleEngine.check_action`).
-  own_stashes: `git stash` entries the agent made in this episode and has not taken back
-    (kept by `RuleEngine.check_action`; popping one of these is not reading history).
   """
 
   hidden_tests_dest: str = "tests"
@@ -73,7 +71,6 @@ class ActionContext:
   answers_file: str = ""
   test_command: str = ""
   written_paths: set[str] = dataclasses.field(default_factory=set)
-  own_stashes: int = 0
 
   def __post_init__(self):
     self.hidden_tests_dest = normalize_path(self.hidden_tests_dest or ".")

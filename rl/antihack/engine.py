@@ -211,9 +211,6 @@ class RuleEngine:
     verdict = self._finish("action", hits)
     if not verdict.flagged:
       ctx.written_paths.update(action.write_paths)
-      if action.command and "git" in action.programs:
-        ctx.own_stashes = max(ctx.own_stashes + checkers_lib.git_stash_delta(
-            action.command, has_changes=bool(ctx.written_paths)), 0)
     return verdict
 
   def _match_action_pattern(self, rule: Rule, action: ParsedAction) -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ from rl.env.episode import Episode, InfraFailure, episode_metrics
 from rl.env.tools import Action, ChatRenderer, ToolExecutor, ToolOutcome
 from rl.env.trajectory import repo_hash
 from rl.outcome.evaluator import ActionCheck, Evaluator, default_open_session, run_action
+from rl.tasks.workspace_git import workspace_source
 
 
 @dataclasses.dataclass
@@ -337,7 +338,8 @@ class RolloutEngine:
     return (start, time.perf_counter()), value, error
 
   def _open(self, run: _Run) -> None:
-    session = self.open_session(str(run.task.repo_dir), self.evaluator.task_config(run.task))
+    # workspace_source: repo/, or a cleaned copy when its .git holds more than the base commit.
+    session = self.open_session(workspace_source(run.task), self.evaluator.task_config(run.task))
     run.session = session
     run.executor = ToolExecutor(session, command_timeout_s=self.limits.command_timeout_s,
                                 solution_file=tools_lib.solution_file_for(run.task)

@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 from rl.env import tools as tools_lib
 from rl.env.tools import Action, SandboxCrash, ToolExecutor
 from rl.outcome.evaluator import ActionCheck, Evaluator, default_open_session, run_action
+from rl.tasks.workspace_git import workspace_source
 
 
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:s|sec|seconds|ms)\b")
@@ -51,7 +52,7 @@ def replay_record(record: Mapping[str, Any], task: Any, evaluator: Evaluator, *,
   with tempfile.TemporaryDirectory(prefix="replay-") as tmp:
     workspace = os.path.join(tmp, "workspace")
     crashed = ""
-    session = open_session(str(task.repo_dir), evaluator.task_config(task))
+    session = open_session(workspace_source(task), evaluator.task_config(task))  # as rollouts start
     try:
       executor = ToolExecutor(session, command_timeout_s=timeout,
                               solution_file=tools_lib.solution_file_for(task) if mode == "single_turn" else None)

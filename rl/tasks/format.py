@@ -266,7 +266,8 @@ def load_task(task_dir: str | os.PathLike, *, validate: bool = True) -> Task:
 
 
 def validate_task_files(task: Task) -> None:
-  """Checks that the files the metadata promises exist and that no path escapes the task."""
+  """Checks that the files the metadata promises exist, that no path escapes the task and that
+  a repo/.git holds only the base commit and its ancestors (rl.tasks.workspace_git)."""
   d, tid = task.dir, task.id
   if not (d / "task.md").is_file():
     raise TaskError(f"task {tid!r}: missing file task.md")
@@ -278,6 +279,11 @@ def validate_task_files(task: Task) -> None:
     if not (task.repo_dir / p).exists():
       raise TaskError(f"task {tid!r}: public test {p!r} is not in repo/")
   _check_no_escaping_links(d, task=tid)
+  # A repo/ that is a git checkout must hold nothing but the base commit and its ancestors:
+  # the workspace copies it, and tags, future commits or stashes can hold the fix.
+  from rl.tasks.workspace_git import check_repository, has_repository  # pylint: disable=import-outside-toplevel
+  if has_repository(task.repo_dir):
+    check_repository(task.repo_dir, task=tid)
   patch = task.solution_patch
   if patch is not None:
     from rl.tasks.patch import PatchError, parse_patch  # pylint: disable=import-outside-toplevel

@@ -14,6 +14,11 @@ the sandbox runtime lacks, and the license (LICENSE*/LICENCE*/COPYING*, mapped t
 name). The statement comes from the commit message (trailers and bare issue references
 removed, lines that quote the fix dropped) plus how to run the public tests; `--statement-from`
 or a per-commit options file replace it.
+
+The workspace gets no git repository by default. `git_history="full"` gives repo/ one holding
+the parent commit and its ancestors, `"base"` the parent commit alone (rl.tasks.workspace_git:
+never the fix commit, later commits, tags, other branches or remotes), so `git diff` and
+`git stash` work for the agent.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import tarfile
 from typing import Any
@@ -49,6 +55,7 @@ ISSUE_REF_RE = re.compile(r"(?<![\w#])(?:(?:fix(?:es|ed)?|close[sd]?|resolve[sd]
 # Lines of squashed pull requests that bots write.
 BOT_LINE_RE = re.compile(r"pre-commit\.ci|^for more information, see|^\W*\[?(dependabot|bot)\b", re.I)
 DEFAULT_TIMEOUT_S = 120
+GIT_HISTORY = ("none", "full", "base")
 GENERIC_DATA_NAMES = {"data", "fixtures", "files", "resources", "samples", "testdata", "test_data", "valid",
                       "invalid", "input", "inputs", "output", "outputs", "expected", "cases", "examples"}
 # First words of the paragraph the importer appends to every statement (the statement check
@@ -440,8 +447,12 @@ def write_statement(message: str, *, fix_added_lines: list[str], hidden_test_nam
 
 def import_commit(repo: pathlib.Path, options: CommitOptions, out: str | os.PathLike, *,
                   license: str | None = None, test_command: str | None = None,
-                  statements: dict[str, str] | None = None, name: str | None = None) -> Any:
-  """Writes the task of one fix commit; returns the Task. Raises TaskError naming the problem."""
+                  statements: dict[str, str] | None = None, name: str | None = None,
+                  git_history: str = "none") -> Any:
+  """Writes the task of one fix commit; returns the Task. Raises TaskError naming the problem.
+  `git_history`: the workspace repository (module docstring)."""
+  if git_history not in GIT_HISTORY:
+    raise TaskError(f"unknown git_history {git_history!r}; known: {', '.join(GIT_HISTORY)}")
   if not _git_ok(repo, "rev-parse", "--verify", "--quiet", f"{options.commit}^{{commit}}"):
     raise TaskError(f"no commit {options.commit!r} in {repo}")
   sha = _git(repo, "rev-parse", "--verify", f"{options.commit}^{{commit}}").strip()
@@ -516,8 +527,18 @@ def import_commit(repo: pathlib.Path, options: CommitOptions, out: str | os.Path
     value = getattr(options, name)
     if value:
       metadata[name] = value
-  return write_task(out, statement=statement, repo_files=before, test_files=hidden.files,
+  if git_history != "none":
+    metadata["workspace_git"] = git_history
+  task = write_task(out, statement=statement, repo_files=before, test_files=hidden.files,
                     metadata=metadata, solution_patch=patch)
+  if git_history != "none":
+    from rl.tasks.workspace_git import add_repository  # pylint: disable=import-outside-toplevel
+    try:
+      add_repository(task.repo_dir, repo, parent, depth=1 if git_history == "base" else None)
+    except TaskError:
+      shutil.rmtree(task.dir, ignore_errors=True)  # no half-made task left behind
+      raise
+  return task
 
 
 def repo_name(repo: pathlib.Path) -> str:
@@ -545,11 +566,12 @@ def _is_utf8(data: bytes) -> bool:
 def import_git(input_path: str | os.PathLike, out: str | os.PathLike, *, commits: list[str] | None = None,
                commits_file: str | os.PathLike | None = None, statement_from: str | os.PathLike | None = None,
                license: str | None = None, on_error: str = "skip", limit: int | None = None,
-               test_command: str | None = None, repo_name: str | None = None) -> Any:
+               test_command: str | None = None, repo_name: str | None = None, git_history: str = "none") -> Any:
   """Rebuilds historical tasks from a local git repository and its fix commits (see the module
   docstring). `commits_file`: per-commit options (read_commits_file); `statement_from`: a JSON
   object of commit -> statement. A commit that cannot become a task is skipped with its reason
-  (on_error="skip") or stops the import (on_error="reject")."""
+  (on_error="skip") or stops the import (on_error="reject"). `git_history`: "none" (no
+  repository in the workspace), "full" or "base" (see the module docstring)."""
   from rl.tasks.importers import ImportResult, _finish  # pylint: disable=import-outside-toplevel
   repo = pathlib.Path(input_path)
   if not repo.exists():
@@ -569,7 +591,7 @@ def import_git(input_path: str | os.PathLike, out: str | os.PathLike, *, commits
       break
     try:
       result.tasks.append(import_commit(repo, options, out, license=license, test_command=test_command,
-                                        statements=statements, name=repo_name))
+                                        statements=statements, name=repo_name, git_history=git_history))
     except TaskError as e:
       if on_error == "reject":
         raise TaskError(f"commit {options.commit}: {e}") from None
