@@ -205,6 +205,113 @@ def to_markdown(table: dict[str, dict]) -> str:
   return "\n".join(lines) + "\n"
 
 
+# -- the paper's features on MLE tasks (configs/experiments/mle.py and its ablations) ---------------
+
+def competition_of(task_id: str) -> str:
+  """mle-tabular-churn-v500 -> tabular-churn (the task ids of rl.tasks.mle.build.task_id_for)."""
+  name = task_id[len("mle-"):] if task_id.startswith("mle-") else task_id
+  head, _, tail = name.rpartition("-v")
+  return head if head and tail.isdigit() else name
+
+
+def mle_run_values(run_dir: pathlib.Path, *, last_frac: float = 0.1) -> dict[str, float]:
+  """One MLE run's numbers: held-out score per competition and overall (valid programs; the
+  summary's heldout_mle_final), held-out and training valid rates, execution time, and the
+  training episodes' scores split by prompt kind (improve-previous vs from scratch) per
+  competition, from the trajectory records. {} for a run that is not an MLE run."""
+  summary_path = run_dir / "summary.json"
+  summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
+  final = summary.get("heldout_mle_final")
+  if not final:
+    return {}
+  out: dict[str, float] = {"heldout valid": float(final.get("valid_rate", 0.0))}
+  by_competition: dict[str, list[float]] = {}
+  for task_id, task in final.get("per_task", {}).items():
+    if "score_mean" in task:
+      by_competition.setdefault(competition_of(task_id), []).append(task["score_mean"])
+  for competition, scores in by_competition.items():
+    out[f"heldout/{competition}"] = float(np.mean(scores))
+  sft = summary.get("heldout_mle_sft") or {}
+  if "valid_rate" in sft:
+    out["heldout valid sft"] = float(sft["valid_rate"])
+  metrics_path = run_dir / "metrics.jsonl"
+  rows = sorted((r for r in (read_jsonl(metrics_path) if metrics_path.is_file() else []) if "step" in r),
+                key=lambda r: r["step"])
+  for column, key, how in (("train valid first", "mle/valid_rate", "first"), ("train valid", "mle/valid_rate", "last_frac"),
+                           ("train score", "mle/score_mean", "last_frac"), ("exec s", "mle/exec_time_s", "mean"),
+                           ("stages", "mle/stage_mean", "mean")):
+    series = _finite(r.get(key) for r in rows)
+    if how == "first":
+      series = series[:1]
+    elif how == "last_frac":
+      series = series[-max(1, int(math.ceil(len(series) * last_frac))):]
+    if series:
+      out[column] = float(np.mean(series))
+  kinds: dict[str, list[float]] = {}
+  for path in sorted((run_dir / "trajectories").glob("*.jsonl")) if (run_dir / "trajectories").is_dir() else []:
+    for record in read_jsonl(path):
+      grade = (record.get("mle") or {}).get("grade") or {}
+      if grade.get("valid"):
+        kind = "improve" if record.get("prompt_origin") else "scratch"
+        kinds.setdefault(f"{kind}/{competition_of(record['task_id'])}", []).append(float(grade["normalized_score"]))
+  out.update({k: float(np.mean(v)) for k, v in kinds.items()})
+  return out
+
+
+def mle_markdown(root: pathlib.Path, *, last_frac: float = 0.1) -> str:
+  """The paper-feature tables (empty when ROOT holds no MLE run): per config, held-out score per
+  competition and valid rates; improve-previous vs from scratch per competition (the paper's
+  Table 4 form); execution time beside score for the duration-aware variants."""
+  runs: dict[str, list[dict[str, float]]] = {}
+  for config_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+    for run_dir in sorted(p for p in config_dir.iterdir() if p.is_dir()):
+      values = mle_run_values(run_dir, last_frac=last_frac)
+      if values:
+        runs.setdefault(config_dir.name, []).append(values)
+  if not runs:
+    return ""
+
+  def cell(config: str, key: str, digits: int = 3) -> str:
+    vals = [r[key] for r in runs[config] if key in r]
+    return _fmt(mean_se(vals), digits) + (f" (n={len(vals)})" if len(vals) != len(runs[config]) else "") if vals else "—"
+
+  competitions = sorted({k.split("/", 1)[1] for rs in runs.values() for r in rs for k in r if k.startswith("heldout/")})
+  order = sorted(runs, key=lambda c: (c != "mle", c))
+  lines = ["### Paper features on the MLE competitions", "",
+           "Held-out score: mean normalised score (higher is better) of the valid programs on the held-out "
+           "data variants, after RL; valid: share of valid submissions (held-out after SFT / after RL; "
+           "training at the first iteration / last 10%).", ""]
+  headers = (["config", "seeds"] + [f"held-out {c}" for c in competitions]
+             + ["held-out valid SFT → RL", "train valid first → last", "exec s", "stages", "paper reference"])
+  lines += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+  for config in order:
+    cells = [config, str(len(runs[config]))] + [cell(config, f"heldout/{c}") for c in competitions]
+    cells += [f"{cell(config, 'heldout valid sft', 2)} → {cell(config, 'heldout valid', 2)}",
+              f"{cell(config, 'train valid first', 2)} → {cell(config, 'train valid', 2)}",
+              cell(config, "exec s", 2), cell(config, "stages", 2), PAPER_REFERENCES.get(config, "")]
+    lines.append("| " + " | ".join(cells) + " |")
+  table4 = [c for c in order if any(k.startswith("improve/") for r in runs[c] for k in r)]
+  if table4:
+    lines += ["", "Improve-previous vs from-scratch prompts (the paper's Table 4 form): mean normalised score "
+              "of the valid training programs per competition, mean ± standard error over seeds; wins: "
+              "competitions where improve-previous is higher.", ""]
+    headers = ["config"] + [f"{c}: improve / scratch" for c in competitions] + ["improve wins"]
+    lines += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for config in table4:
+      cells, wins, compared = [config], 0, 0
+      for c in competitions:
+        imp = [r[f"improve/{c}"] for r in runs[config] if f"improve/{c}" in r]
+        scr = [r[f"scratch/{c}"] for r in runs[config] if f"scratch/{c}" in r]
+        if imp and scr:
+          compared += 1
+          wins += mean_se(imp)[0] > mean_se(scr)[0]
+        cells.append(f"{_fmt(mean_se(imp)) if imp else '—'} / {_fmt(mean_se(scr)) if scr else '—'}")
+      cells.append(f"{wins} of {compared}")
+      lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Paper (Yang et al. 2025, Table 4): improve-previous better on 10 of 12 tasks."]
+  return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("root", help="the --root of run_ablations.py: ROOT/<config>/<seed>/")
@@ -225,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     return 2
   table = aggregate(runs, default_baseline=args.baseline)
   markdown = to_markdown(table)
+  mle = mle_markdown(pathlib.Path(args.root), last_frac=args.last_frac)
+  if mle:
+    markdown += "\n" + mle
   print(markdown, end="")
   if args.out:
     pathlib.Path(args.out).write_text(markdown, encoding="utf-8")

@@ -29,6 +29,16 @@ chains: reading the module a function imports its callee from, many turns in a r
 
   .venv/bin/python scripts/make_base.py --family long --out rl/assets/tiny_base_long --workdir runs/make_base_long
 
+`--family mle` builds the base of the MLE experiment (configs/experiments/mle.py,
+rl/assets/tiny_base_mle): `--num` programs per competition drawn from the grammar of
+rl/tasks/mle/programs.py (valid ones only; another seed than the experiment's own SFT stage),
+written as single-turn demonstration records without running them (the grammar's programs are
+tested in the sandbox by tests/test_mle_programs.py), SFT from random weights, so that the tiny
+model answers an MLE prompt with a whole scikit-learn/pandas program. Evaluated on the
+experiment's held-out data variants (greedy; pass@1 = a valid submission).
+
+  .venv/bin/python scripts/make_base.py --family mle --out rl/assets/tiny_base_mle --workdir runs/make_base_mle --steps 700
+
 The corpus and the demonstrations are the same for the same arguments; the weights also depend
 on the machine's floating-point arithmetic. With the defaults: 39 min 17 s on 2 CPU cores
 (1,804 demonstrations; 21 min of it SFT), 2.1 GB peak memory. `rl/assets/tiny_base_core`, the

@@ -215,3 +215,46 @@ def test_mle_experiment_config_turns_the_paper_features_on():
   from rl import config as config_lib
 
   config_lib.validate(c)
+
+
+def _mle_run(run_dir: pathlib.Path, *, churn: float, valid: float, improve: float, scratch: float) -> None:
+  """A synthetic MLE run: summary with held-out scores per task, metrics, and training records."""
+  run_dir.mkdir(parents=True)
+  per_task = {"mle-tabular-churn-v500": {"episodes": 2.0, "valid_rate": valid, "score_mean": churn},
+              "mle-tabular-churn-v501": {"episodes": 2.0, "valid_rate": valid, "score_mean": churn + 0.02},
+              "mle-insult-detection-v500": {"episodes": 2.0, "valid_rate": 0.0}}
+  (run_dir / "summary.json").write_text(json.dumps({
+      "heldout_mle_sft": {"valid_rate": 0.25}, "heldout_mle_final": {"valid_rate": valid, "per_task": per_task}}))
+  (run_dir / "metrics.jsonl").write_text("".join(json.dumps(
+      {"step": s, "mle/valid_rate": 0.4 + 0.1 * s, "mle/score_mean": 0.7, "mle/exec_time_s": 2.0, "mle/stage_mean": 4.0})
+      + "\n" for s in range(1, 4)))
+  traj = run_dir / "trajectories"
+  traj.mkdir()
+  records = [{"task_id": "mle-tabular-churn", "mle": {"grade": {"valid": True, "normalized_score": improve}},
+              "prompt_origin": {"kind": "improve_previous", "parent_score": 0.5}},
+             {"task_id": "mle-tabular-churn", "mle": {"grade": {"valid": True, "normalized_score": scratch}}},
+             {"task_id": "mle-tabular-churn", "mle": {"grade": {"valid": False, "normalized_score": None}}}]
+  (traj / "traj-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_mle_tables_from_synthetic_runs(tmp_path):
+  """The paper-feature tables: held-out score per competition (task variants averaged), valid
+  rates SFT -> RL and first -> last, improve-previous vs from scratch per competition with wins."""
+  root = tmp_path / "paper"
+  _mle_run(root / "mle" / "seed0", churn=0.80, valid=0.75, improve=0.9, scratch=0.7)
+  _mle_run(root / "mle" / "seed1", churn=0.70, valid=0.25, improve=0.8, scratch=0.7)
+  _mle_run(root / "no_self_improve" / "seed0", churn=0.60, valid=0.5, improve=0.1, scratch=0.5)
+  values = ablation_table.mle_run_values(root / "mle" / "seed0")
+  assert values["heldout/tabular-churn"] == pytest.approx(0.81) and "heldout/insult-detection" not in values
+  assert values["heldout valid"] == 0.75 and values["heldout valid sft"] == 0.25
+  assert values["train valid first"] == pytest.approx(0.5) and values["train valid"] == pytest.approx(0.7)
+  assert values["improve/tabular-churn"] == 0.9 and values["scratch/tabular-churn"] == 0.7
+  assert ablation_table.competition_of("mle-author-identification-v12") == "author-identification"
+  assert ablation_table.competition_of("mle-tabular-churn") == "tabular-churn"
+  md = ablation_table.mle_markdown(root)
+  mle_row = next(line for line in md.splitlines() if line.startswith("| mle |"))
+  assert "| 2 | 0.760 ± 0.050 |" in mle_row and "0.50 ± 0.25" in mle_row
+  table4 = [line for line in md.splitlines() if line.startswith("| mle | 0.850")]
+  assert table4 and "0.850 ± 0.050 / 0.700 ± 0.000" in table4[0] and table4[0].endswith("| 1 of 1 |")
+  (tmp_path / "other" / "ppo" / "seed0").mkdir(parents=True)  # no MLE run: no MLE tables
+  assert ablation_table.mle_markdown(tmp_path / "other") == ""

@@ -287,6 +287,10 @@ def test_program_records_are_single_turn_demonstrations_without_a_sandbox(task_r
   assert 4 <= sum(not r["success"] for r in records) <= 22
   episodes = episode_lib.episodes_from_records(records, tasks, renderer)
   assert len(episodes) == sum(r["success"] for r in records)
+  # sft.keep_failed_demonstrations: the faulty programs too, but never a hack-flagged record.
+  flagged = dict(records[0], hack={"flagged": True, "stage": "rules", "rules": ["X"], "judge_score": None, "reason": ""})
+  kept = episode_lib.episodes_from_records(records + [flagged], tasks, renderer, only_successful=False)
+  assert len(kept) == len(records)
   first = episodes[0]
   assert renderer.tokenizer.decode(first.tokens[:len(renderer.encode(records[0]["prompt"]))]) == records[0]["prompt"]
   with pytest.raises(ValueError, match="fault_prob"):

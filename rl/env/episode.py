@@ -166,7 +166,8 @@ def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: C
   Args:
     records: a trajectory JSONL file or directory, or an iterable of record dicts.
     tasks: keep only records of these tasks (None keeps all).
-    only_successful: drop failed or hack-flagged records.
+    only_successful: drop failed records. Hack-flagged ones are always dropped: a demonstration
+      never teaches a cheat.
   """
   from rl.env import trajectory as trajectory_lib  # pylint: disable=import-outside-toplevel
   from rl.env.actors import tool_call_text  # pylint: disable=import-outside-toplevel
@@ -178,7 +179,7 @@ def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: C
   for record in records:
     if by_id is not None and record["task_id"] not in by_id:
       continue
-    if only_successful and (not record.get("success") or (record.get("hack") or {}).get("flagged")):
+    if (only_successful and not record.get("success")) or (record.get("hack") or {}).get("flagged"):
       continue
     task = by_id.get(record["task_id"]) if by_id is not None else None
     record_mode = record.get("mode", mode)

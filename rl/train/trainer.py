@@ -432,8 +432,9 @@ class Trainer:
   # -- SFT -----------------------------------------------------------------------------------------
   def demonstrations(self) -> list:
     c = self.config
-    if c.sft.demonstrations:
-      return episode_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer)
+    if c.sft.demonstrations:  # logged records: the failed ones too when the config keeps them
+      return episode_lib.episodes_from_records(c.sft.demonstrations, self.train_tasks, self.renderer,
+                                               only_successful=not c.sft.keep_failed_demonstrations)
     engine = rollout_lib.RolloutEngine(c, sft_lib.scripted_expert(c, self.renderer), self.renderer)
     engine.set_model_info("scripted-expert", 0)
     with self._episode_phase(engine, "demos", len(self.train_tasks) * c.sft.demos_per_task) as phase:
