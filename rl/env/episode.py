@@ -115,7 +115,8 @@ def mle_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
   time of the final program. With improve-previous prompts (rl.train.self_improve) the valid rate
   and score also split by prompt kind (`_improve`, `_scratch`). Empty when no episode is an MLE
   task's."""
-  runs = [(e.record["mle"], bool(e.record.get("prompt_origin"))) for e in episodes if e.record.get("mle")]
+  records = [getattr(e, "record", None) or {} for e in episodes]  # evaluate() also takes bare results
+  runs = [(r["mle"], bool(r.get("prompt_origin"))) for r in records if r.get("mle")]
   if not runs:
     return {}
 
@@ -144,8 +145,9 @@ def mle_task_scores(episodes: Sequence[Episode]) -> dict[str, dict[str, float]]:
   of the valid ones (absent when none was valid). Empty when no episode is an MLE task's."""
   by_task: dict[str, list] = {}
   for e in episodes:
-    if e.record.get("mle"):
-      by_task.setdefault(e.task_id, []).append(e.record["mle"]["grade"])
+    record = getattr(e, "record", None) or {}
+    if record.get("mle"):
+      by_task.setdefault(e.task_id, []).append(record["mle"]["grade"])
   out = {}
   for task_id, grades in sorted(by_task.items()):
     valid = [g["normalized_score"] for g in grades if g["valid"]]
