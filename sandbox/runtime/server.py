@@ -262,7 +262,13 @@ def resident_memory_bytes(exclude: tuple = ()) -> int:
   return total
 
 
-def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
+# Where a grading run finds the verdict channel (sandbox/runtime/audit_site/rlcoder_verdict.py):
+# the read end of a pipe holding the per-grading key, and the write end of the outcome stream.
+VERDICT_FDS = (1000, 1001)
+MAX_VERDICT_BYTES = 64 * 1024 * 1024
+
+
+def _child(req: dict, out_w: int, err_w: int, pytest_argv, verdict_fds=None) -> None:
   """Runs in the forked child; never returns."""
   code = 127
   try:
@@ -271,7 +277,13 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
     os.dup2(devnull, 0)
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
-    os.closerange(3, 4096)
+    if verdict_fds is not None:
+      for src, dst in zip(verdict_fds, VERDICT_FDS):
+        os.dup2(src, dst)  # inheritable, so the shell's python finds them too
+      os.closerange(3, VERDICT_FDS[0])
+      os.closerange(VERDICT_FDS[1] + 1, 4096)
+    else:
+      os.closerange(3, 4096)
     os.chdir(req.get("cwd") or WORKSPACE)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _apply_limits(req)
@@ -294,8 +306,11 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
         sys.path_importer_cache.pop(cached, None)
     import importlib
     importlib.invalidate_caches()
-    if env.get("RLCODER_AUDIT_CONFIG"):
-      import rlcoder_audit
+    # The grader's modules come from the server's own copy, imported before any workspace path
+    # was on sys.path: a workspace rlcoder_audit.py cannot stand in for them.
+    if env.get("RLCODER_VERDICT_FDS") and rlcoder_verdict is not None:
+      rlcoder_verdict.install_from_env(sys.argv)
+    if env.get("RLCODER_AUDIT_CONFIG") and rlcoder_audit is not None:
       rlcoder_audit.install_from_env()
     try:
       code = int(pytest.main())
@@ -320,6 +335,16 @@ def run(req: dict, warm_pytest: bool) -> dict:
     pytest_argv = None  # a fresh interpreter imports the workspace's copy
   out_r, out_w = os.pipe()
   err_r, err_w = os.pipe()
+  verdict_fds = chan_r = None
+  if req.get("verdict_key"):
+    # The grader's key goes into a pipe only the test process reads (then closes); outcome lines
+    # come back on a second pipe whose read end only this server holds.
+    key_r, key_w = os.pipe()
+    os.write(key_w, bytes.fromhex(req["verdict_key"]))
+    os.close(key_w)
+    chan_r, chan_w = os.pipe()
+    verdict_fds = (key_r, chan_w)
+    req["env"]["RLCODER_VERDICT_FDS"] = ",".join(map(str, VERDICT_FDS))
   counters_before = _cgroup_counters()
   start = time.monotonic()
   try:
@@ -329,13 +354,21 @@ def run(req: dict, warm_pytest: bool) -> dict:
     _kill_all_others()
     pid = os.fork()
   if pid == 0:
-    _child(req, out_w, err_w, pytest_argv)
+    _child(req, out_w, err_w, pytest_argv, verdict_fds)
   os.close(out_w)
   os.close(err_w)
+  for fd in verdict_fds or ():
+    os.close(fd)
   pidfd = os.pidfd_open(pid)
   buffers = {out_r: bytearray(), err_r: bytearray()}
   truncated = {out_r: False, err_r: False}
+  limits_of = {out_r: limit, err_r: limit}
   open_fds = {out_r, err_r, pidfd}
+  if chan_r is not None:
+    buffers[chan_r] = bytearray()
+    truncated[chan_r] = False
+    limits_of[chan_r] = MAX_VERDICT_BYTES
+    open_fds.add(chan_r)
   deadline = start + timeout
   timed_out = False
   memory_limit = int(req.get("memory_mb") or 0) * 1024 * 1024
@@ -369,7 +402,7 @@ def run(req: dict, warm_pytest: bool) -> dict:
       if not data:
         open_fds.discard(fd)
         continue
-      room = limit - len(buffers[fd])
+      room = limits_of[fd] - len(buffers[fd])
       if room > 0:
         buffers[fd] += data[:room]
       if len(data) > room:
@@ -381,7 +414,7 @@ def run(req: dict, warm_pytest: bool) -> dict:
   except ChildProcessError:  # already reaped while killing everything: it died of SIGKILL
     status = signal.SIGKILL
   duration = time.monotonic() - start
-  for fd in (out_r, err_r, pidfd):
+  for fd in (out_r, err_r, pidfd) + ((chan_r,) if chan_r is not None else ()):
     os.close(fd)
   _reap()
   if os.WIFEXITED(status):
@@ -408,12 +441,16 @@ def run(req: dict, warm_pytest: bool) -> dict:
     limits.append("cpu")
   if sig == signal.SIGXFSZ or b"File too large" in err:
     limits.append("file_size")
-  return {
+  reply = {
       "exit_code": exit_code, "signal": sig, "timed_out": timed_out,
       "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
       "stdout_truncated": truncated[out_r], "stderr_truncated": truncated[err_r],
       "duration_s": duration, "limits_hit": list(dict.fromkeys(limits)), "fast_path": pytest_argv is not None,
   }
+  if chan_r is not None:
+    reply["verdict_stream"] = bytes(buffers[chan_r]).decode("utf-8", "replace")
+    reply["verdict_stream_truncated"] = truncated[chan_r]
+  return reply
 
 
 class PathError(Exception):
@@ -484,7 +521,26 @@ def file_op(req: dict) -> dict:
   return {"file_error": "os", "message": f"unknown op {op!r}"}
 
 
+def _import_grading_modules():
+  """The grader's audit hook and outcome plugin, from the runtime folder next to this file."""
+  here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "audit_site")
+  sys.path.insert(0, here)
+  try:
+    import rlcoder_audit as audit
+    import rlcoder_verdict as verdict
+    return audit, verdict
+  except Exception:
+    return None, None
+  finally:
+    sys.path.remove(here)
+
+
+rlcoder_audit = rlcoder_verdict = None
+
+
 def main() -> None:
+  global rlcoder_audit, rlcoder_verdict
+  rlcoder_audit, rlcoder_verdict = _import_grading_modules()
   proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
   proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
   devnull = os.open("/dev/null", os.O_RDWR)

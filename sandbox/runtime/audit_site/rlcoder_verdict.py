@@ -1,0 +1,138 @@
+"""pytest plugin (`-p rlcoder_verdict`) that streams every test outcome to the grader.
+
+The command server opens two pipes before a grading run starts (`RLCODER_VERDICT_FDS`): one
+holding a per-grading random key, one for the outcome stream, whose read end only the server
+holds. `install_from_env` runs before any workspace code is imported (sitecustomize of a fresh
+interpreter, or the fork-server's child before pytest.main): it reads the key, closes that pipe
+and drops the variable, so code under test finds neither. Each line is
+
+  seq <TAB> record (JSON) <TAB> HMAC-SHA256(key, "seq<TAB>record")
+
+written as the event happens: test phase reports, collection failures, audit events of this
+process, and an end marker from pytest_sessionfinish. The grader
+(`sandbox.grading.read_verdict_stream`) rejects lines it cannot verify, gaps and repeats in
+`seq`, and anything after the end marker, so a report rewritten after the fact (atexit, a
+background process, a patched serialiser) or lines written to the pipe by code under test do
+not count. What stays possible: code in this very process can reach the signing closure (or
+rewrite pytest's own objects) and sign what it likes; see docs/sandbox.md.
+"""
+
+# Imported when this module is, before any workspace path is on sys.path (the fork-server's
+# child installs the channel after its sys.path points into the workspace).
+import _thread
+import hashlib
+import hmac
+import json
+import os
+
+FDS_VAR = "RLCODER_VERDICT_FDS"
+PLUGIN = "rlcoder_verdict"
+KEY_BYTES = 32
+
+
+def _sink(record):  # replaced by install(); a process without the channel reports nothing
+  return False
+
+
+def _plugin_requested(argv) -> bool:
+  """Whether `argv` loads this plugin: only the graded pytest process takes the key."""
+  argv = list(argv or ())
+  for i, word in enumerate(argv):
+    if word == "-p" and i + 1 < len(argv) and argv[i + 1] == PLUGIN:
+      return True
+    if word == "-p" + PLUGIN:
+      return True
+  return False
+
+
+def _read_key(fd: int) -> bytes:
+  key = b""
+  try:
+    while len(key) < KEY_BYTES:
+      chunk = os.read(fd, KEY_BYTES - len(key))
+      if not chunk:
+        break
+      key += chunk
+  finally:
+    os.close(fd)
+  return key
+
+
+def _make_emitter(key: bytes, fd: int):
+  """The signing writer; its key lives only in this closure's HMAC state."""
+  mac = hmac.new(key, digestmod=hashlib.sha256)
+  # Captured now, before code under test can replace os.write or json.dumps.
+  write, dumps, getpid, encode = os.write, json.dumps, os.getpid, str.encode
+  lock = _thread.allocate_lock()
+  owner = getpid()
+  seq = 0
+
+  def emit(record) -> bool:
+    nonlocal seq
+    if getpid() != owner:
+      return False  # a forked child shares the pipe; its lines would collide with ours
+    body = dumps(record, sort_keys=True, separators=(",", ":"), default=str)
+    with lock:
+      signed = mac.copy()
+      signed.update(encode(f"{seq}\t{body}"))
+      line = memoryview(encode(f"{seq}\t{body}\t{signed.hexdigest()}\n"))
+      seq += 1
+      try:
+        while line:
+          line = line[write(fd, line):]
+      except OSError:
+        return False  # the pipe was closed or replaced: the gap shows at the grader
+    return True
+
+  return emit
+
+
+def install(key_fd: int, channel_fd: int) -> None:
+  global _sink
+  key = _read_key(key_fd)
+  if len(key) != KEY_BYTES:
+    os.close(channel_fd)
+    return
+  os.set_inheritable(channel_fd, False)  # programs it starts must not inherit the stream
+  _sink = _make_emitter(key, channel_fd)
+  del key
+
+
+def install_from_env(argv) -> None:
+  """Takes the channel if this process is the graded pytest; drops it everywhere else."""
+  spec = os.environ.pop(FDS_VAR, "")
+  try:
+    key_fd, channel_fd = (int(x) for x in spec.split(","))
+  except ValueError:
+    return
+  if _plugin_requested(argv):
+    install(key_fd, channel_fd)
+  else:
+    # A program before pytest in the test command (`make && pytest`) keeps its hands off.
+    for fd in (key_fd, channel_fd):
+      try:
+        os.close(fd)
+      except OSError:
+        pass
+
+
+def channel():
+  """The writer audit events of this process go through (False where there is none)."""
+  return _sink
+
+
+# ---------------------------------------------------------------------------
+# pytest hooks (inert where install() found no channel: xdist workers, nested pytest runs)
+
+def pytest_collectreport(report):
+  if not report.passed:  # failed: a collection error; skipped: counted as junit counts it
+    _sink({"k": "collect", "id": report.nodeid, "o": report.outcome})
+
+
+def pytest_runtest_logreport(report):
+  _sink({"k": "test", "id": report.nodeid, "w": report.when, "o": report.outcome,
+         "x": bool(getattr(report, "wasxfail", None) is not None)})
+
+
+def pytest_sessionfinish(session, exitstatus):
+  _sink({"k": "end", "exit": int(exitstatus)})
