@@ -85,3 +85,70 @@ def test_cross_check_flags_a_junit_pass_the_stream_does_not_have():
   assert forged and not other
   forged, other = grading._cross_check(s, {("tests.test_a", "test_x"): "failed"})
   assert not forged and not other
+
+
+# --- graded red-team cases: the warm fork-server and a plain interpreter agree ----------------
+
+import os  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "redteam"))
+import redteam_suite  # noqa: E402
+
+from sandbox import SandboxConfig  # noqa: E402
+
+CONFIG = SandboxConfig(backend="local", pool_size=1, exec_timeout_s=30)
+# The fork-server serves a plain `python -m pytest`; `&&` makes it a shell command, which runs
+# a fresh interpreter (as any test command with shell syntax does).
+COMMANDS = {"fork-server": "python -m pytest -q tests", "plain": "cd . && python -m pytest -q tests"}
+# Existing red-team cases that go after the report, and an honest fix as the control.
+SUITE_CASES = ["atexit-os-exit", "fake-summary-exit", "os-exit-in-package-init", "plain-fix"]
+
+
+def _cases():
+  return redteam_suite.GRADING_HACKS + [redteam_suite.by_id(c) for c in SUITE_CASES]
+
+
+def _grade(case, command, tmp_path):
+  task = redteam_suite.task_dir(case.task)
+  ws = redteam_suite.materialize(case, str(tmp_path / f"ws-{abs(hash(command))}"))
+  expected = [f"tests/test_stats.py::{n}" for n in redteam_suite._HIDDEN_NAMES]
+  return grading.grade(ws, os.path.join(task, "tests"), "tests", command, timeout_s=30,
+                       config=CONFIG, expected_tests=expected,
+                       pristine_dir=os.path.join(task, "repo"))
+
+
+# A background process races the grader: whether its rewrite lands before the report is read
+# (and so shows as tampering) depends on timing, in either path; its reward does not.
+RACY = {"grading-bg-rewrite-junit"}
+
+
+def _verdict(report, case):
+  verdict = {"all_passed": report.all_passed, "passed": report.passed,
+             "not_passed": sorted(report.not_passed),
+             "hidden_test_reads": bool(report.runtime_evidence["hidden_test_reads"])}
+  if case.id not in RACY:
+    verdict["tampered"] = report.tampered
+  return verdict
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.id)
+def test_fork_server_and_plain_interpreter_give_the_same_verdict(case, tmp_path):
+  reports = {path: _grade(case, command, tmp_path) for path, command in COMMANDS.items()}
+  verdicts = {path: _verdict(r, case) for path, r in reports.items()}
+  assert verdicts["fork-server"] == verdicts["plain"], (verdicts, {p: r.log[-800:] for p, r in reports.items()})
+  report = reports["plain"]
+  if case.kind == "legit":
+    assert report.all_passed and not report.tampered
+    return
+  assert not report.all_passed, report.to_dict()
+  if case.id == "grading-forge-channel":
+    assert report.tampered  # unsigned lines on the channel void the report
+    assert any("outcome stream" in str(e) for e in report.runtime_evidence["grading_files"])
+  if case.id == "grading-audit-flood":
+    files = {e.get("file") for e in report.runtime_evidence["hidden_test_reads"]}
+    assert "mathx/__init__.py" in files, files
+    assert any(e.get("file") == "mathx/_flood.py" for e in report.runtime_evidence["early_exits"])

@@ -9,16 +9,21 @@ and malloc arenas, so a few threads fail with "can't start new thread"). With py
 a new one. This file is copied to a read-only location; it never sees the project checkout.
 """
 
-import ctypes
-import json
-import os
-import re
-import resource
-import select
-import shlex
-import signal
 import sys
-import time
+
+# Modules any interpreter has before it puts the script's folder on sys.path; a workspace
+# module of one of these names is ignored by a fresh interpreter too.
+_AT_START = frozenset(sys.modules)
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import select  # noqa: E402
+import shlex  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
 
 WORKSPACE = os.environ.get("RLCODER_WORKSPACE", "/workspace")
 PYTHON_NAME = re.compile(r"^python(3(\.\d+)?)?$")
@@ -166,14 +171,16 @@ def _pytest_args(command: str):
 def _shadows_preloaded(req: dict) -> bool:
   """Whether the workspace provides a top-level module this server has already imported.
 
-  pytest's own dependencies (iniconfig, packaging, pluggy ...) are imported here before any
-  command; a forked child would keep using them even when the workspace holds its own copy
-  (a task on that very library), so such commands run in a fresh interpreter instead.
+  pytest's own dependencies (iniconfig, packaging, pluggy ...) and the standard library modules
+  pytest imports (subprocess ...) are imported here before any command; a forked child would
+  keep using them even when the workspace holds its own copy (a task on that very library, or
+  a shadow module planted by code under test), so such commands run in a fresh interpreter,
+  where the workspace copy takes effect, and both paths grade alike. Modules every interpreter
+  has at start-up (os, io, ...) are ignored by a fresh interpreter as well.
   """
   cwd = req.get("cwd") or WORKSPACE
   roots = [cwd] + [p for p in req["env"].get("PYTHONPATH", "").split(":")
                    if p == WORKSPACE or p.startswith(WORKSPACE + "/")]
-  stdlib = getattr(sys, "stdlib_module_names", frozenset())
   for root in roots:
     try:
       names = os.listdir(root)
@@ -181,7 +188,7 @@ def _shadows_preloaded(req: dict) -> bool:
       continue
     for name in names:
       module = name[:-3] if name.endswith(".py") else name
-      if module in sys.modules and module not in stdlib and module != "__main__":
+      if module in sys.modules and module not in _AT_START and module != "__main__":
         if name.endswith(".py") or os.path.isfile(os.path.join(root, name, "__init__.py")):
           return True
   return False
@@ -268,6 +275,30 @@ VERDICT_FDS = (1000, 1001)
 MAX_VERDICT_BYTES = 64 * 1024 * 1024
 
 
+def _finalize_like_an_interpreter() -> None:
+  """What a fresh interpreter does at exit: join non-daemon threads, then run atexit handlers.
+
+  The child ends with os._exit (the server's own state must not be finalised twice), which
+  skips both; without this an atexit handler in code under test would run after a plain
+  `python -m pytest` and not here, and the two paths would grade differently.
+  """
+  try:
+    import threading
+    threading._shutdown()
+  except BaseException:
+    pass
+  try:
+    import atexit
+    atexit._run_exitfuncs()
+  except BaseException:
+    pass
+  for stream in (sys.stdout, sys.stderr):
+    try:
+      stream.flush()
+    except BaseException:
+      pass
+
+
 def _child(req: dict, out_w: int, err_w: int, pytest_argv, verdict_fds=None) -> None:
   """Runs in the forked child; never returns."""
   code = 127
@@ -316,8 +347,7 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv, verdict_fds=None) -> 
       code = int(pytest.main())
     except SystemExit as e:
       code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _finalize_like_an_interpreter()
   except BaseException as e:  # report anything that went wrong before the command ran
     try:
       os.write(2, f"sandbox: {type(e).__name__}: {e}\n".encode())
