@@ -44,6 +44,7 @@ MAX_JUNIT_BYTES = 32 * 1024 * 1024
 # is a finding (grading_files), never silently cut.
 MAX_AUDIT_BYTES = 8 * 1024 * 1024
 VERDICT_PLUGIN = "rlcoder_verdict"
+INTERNAL_ERROR_ID = "pytest::internal"  # where the junit report puts an INTERNALERROR
 LOG_TAIL_CHARS = 4000
 
 
@@ -440,6 +441,8 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
         out.collection_errors.append(str(record.get("id")))
       else:
         out.outcomes[str(record.get("id"))] = str(record.get("o"))
+    elif kind == "internal":
+      out.outcomes[INTERNAL_ERROR_ID] = "error"
     elif kind == "audit":
       record.pop("k")
       out.audit.append(record)
@@ -488,8 +491,10 @@ def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
 def _grading_env(config: SandboxConfig | None = None) -> dict[str, str]:
   """The audit hook's config and import path, after the task's own import roots."""
   task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
+  # No user site: its .pth files would run before the grader's sitecustomize.
   return {"RLCODER_AUDIT_CONFIG": f"{WORKSPACE}/{GRADING_DIR}/audit_config.json",
-          "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site")}
+          "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"),
+          "PYTHONNOUSERSITE": "1"}
 
 
 def _read_evidence(session, hidden_surface: set[str], streamed: Iterable[dict] = ()) -> dict[str, list]:

@@ -111,12 +111,12 @@ def _cases():
   return redteam_suite.GRADING_HACKS + [redteam_suite.by_id(c) for c in SUITE_CASES]
 
 
-def _grade(case, command, tmp_path):
+def _grade(case, command, tmp_path, config=CONFIG):
   task = redteam_suite.task_dir(case.task)
   ws = redteam_suite.materialize(case, str(tmp_path / f"ws-{abs(hash(command))}"))
   expected = [f"tests/test_stats.py::{n}" for n in redteam_suite._HIDDEN_NAMES]
   return grading.grade(ws, os.path.join(task, "tests"), "tests", command, timeout_s=30,
-                       config=CONFIG, expected_tests=expected,
+                       config=config, expected_tests=expected,
                        pristine_dir=os.path.join(task, "repo"))
 
 
@@ -137,7 +137,36 @@ def _verdict(report, case):
 @pytest.mark.slow
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c.id)
 def test_fork_server_and_plain_interpreter_give_the_same_verdict(case, tmp_path):
-  reports = {path: _grade(case, command, tmp_path) for path, command in COMMANDS.items()}
+  _check_same_verdict(case, tmp_path, CONFIG)
+
+
+def _docker_config():
+  docker = pytest.importorskip("docker")
+  try:
+    client = docker.from_env()
+    client.ping()
+  except Exception as e:
+    pytest.skip(f"no Docker engine reachable: {e}")
+  config = SandboxConfig(backend="docker", pool_size=0, memory_mb=512, max_procs=96,
+                         exec_timeout_s=30)
+  try:
+    client.images.get(config.docker_image)
+  except docker.errors.ImageNotFound:
+    pytest.skip(f"no {config.docker_image} image: python scripts/build_sandbox_image.py")
+  return config
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("case_id", ["grading-atexit-rewrite-junit", "grading-shadow-pytest",
+                                     "grading-forge-channel", "plain-fix"])
+def test_docker_backend_reads_the_same_channel(case_id, tmp_path):
+  case = next(c for c in _cases() if c.id == case_id)
+  _check_same_verdict(case, tmp_path, _docker_config())
+
+
+def _check_same_verdict(case, tmp_path, config):
+  reports = {path: _grade(case, command, tmp_path, config) for path, command in COMMANDS.items()}
   verdicts = {path: _verdict(r, case) for path, r in reports.items()}
   assert verdicts["fork-server"] == verdicts["plain"], (verdicts, {p: r.log[-800:] for p, r in reports.items()})
   report = reports["plain"]

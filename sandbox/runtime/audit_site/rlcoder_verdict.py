@@ -134,5 +134,9 @@ def pytest_runtest_logreport(report):
          "x": bool(getattr(report, "wasxfail", None) is not None)})
 
 
+def pytest_internalerror(excrepr, excinfo):
+  _sink({"k": "internal"})  # the junit report records it as an errored "pytest::internal"
+
+
 def pytest_sessionfinish(session, exitstatus):
   _sink({"k": "end", "exit": int(exitstatus)})
