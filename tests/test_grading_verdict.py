@@ -177,6 +177,9 @@ def _check_same_verdict(case, tmp_path, config):
   if case.id == "grading-forge-channel":
     assert report.tampered  # unsigned lines on the channel void the report
     assert any("outcome stream" in str(e) for e in report.runtime_evidence["grading_files"])
+  if case.id == "grading-audit-switch-off":
+    files = {e.get("file") for e in report.runtime_evidence["hidden_test_reads"]}
+    assert "mathx/__init__.py" in files, files
   if case.id == "grading-audit-flood":
     files = {e.get("file") for e in report.runtime_evidence["hidden_test_reads"]}
     assert "mathx/__init__.py" in files, files
