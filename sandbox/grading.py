@@ -45,6 +45,7 @@ MAX_JUNIT_BYTES = 32 * 1024 * 1024
 MAX_AUDIT_BYTES = 8 * 1024 * 1024
 VERDICT_PLUGIN = "rlcoder_verdict"
 INTERNAL_ERROR_ID = "pytest::internal"  # where the junit report puts an INTERNALERROR
+MAX_PROBLEMS = 20  # stream problems listed one by one in the evidence; the rest are counted
 LOG_TAIL_CHARS = 4000
 
 
@@ -403,6 +404,7 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
   """Verifies and reads the outcome stream; see VerdictStream for what is rejected."""
   out = VerdictStream()
   phases: dict[str, dict[str, tuple[str, bool]]] = {}
+  repeated_ids: set[str] = set()
   lines = text.split("\n")
   if lines and lines[-1]:
     out.forged.append("unterminated last line")
@@ -425,6 +427,8 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
     try:
       record = json.loads(body)
     except ValueError:
+      record = None
+    if not isinstance(record, dict):
       out.forged.append(f"unreadable record: {body[:80]!r}")
       continue
     kind = record.get("k")
@@ -433,6 +437,7 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
       when = str(record.get("w"))
       if when in test:
         out.repeated.append(f"{record.get('id')} ({when})")
+        repeated_ids.add(str(record.get("id")))
         test[when] = ("failed", False)
       else:
         test[when] = (str(record.get("o")), bool(record.get("x")))
@@ -454,8 +459,8 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
     out.ended = False
   for test_id, test_phases in phases.items():
     out.outcomes[test_id] = _test_outcome(test_phases)
-  for item in out.repeated:
-    out.outcomes[item.rsplit(" (", 1)[0]] = "failed"
+  for test_id in repeated_ids:
+    out.outcomes[test_id] = "failed"
   return out
 
 
@@ -631,15 +636,19 @@ def _verdict_from_stream(report: TestReport, result, stream: VerdictStream, raw:
   """The verdict from the verified stream; the junit report is only compared against it."""
   grading_files = report.runtime_evidence["grading_files"]
   notes = []
-  for problem in stream.forged:
+  for problem in stream.forged[:MAX_PROBLEMS]:
     grading_files.append({"event": "outcome stream: " + problem})
+  if len(stream.forged) > MAX_PROBLEMS:
+    grading_files.append({"event": f"outcome stream: {len(stream.forged) - MAX_PROBLEMS} more problems"})
   if stream.repeated:
     notes.append(f"test phases reported twice (those tests fail): {stream.repeated[:5]}")
   if stream.ended:
     report.collection_errors = list(stream.collection_errors)
     forged, other = _cross_check(stream, raw)
-    for item in forged:
+    for item in forged[:MAX_PROBLEMS]:
       grading_files.append({"event": "junit report claims a pass the outcome stream does not", "test": item})
+    if len(forged) > MAX_PROBLEMS:
+      grading_files.append({"event": f"junit report claims {len(forged)} passes the outcome stream does not"})
     if other:
       notes.append(f"junit report disagrees with the outcome stream ({len(other)}): {other[:5]}")
   elif not result.timed_out:
@@ -659,6 +668,7 @@ def _verdict_from_stream(report: TestReport, result, stream: VerdictStream, raw:
 
 def _fill_stream_counts(report: TestReport, outcomes: dict[str, str],
                         expected_tests: Iterable[str] | None) -> None:
+  """Counts from {node id: outcome}; with expected ids, every one needs an explicit pass."""
   report.outcomes = dict(outcomes)
   if expected_tests is not None:
     expected = list(dict.fromkeys(expected_tests))
@@ -678,25 +688,11 @@ def _fill_stream_counts(report: TestReport, outcomes: dict[str, str],
 
 def _fill_counts(report: TestReport, raw: dict, files: dict,
                  expected_tests: Iterable[str] | None) -> None:
-  if expected_tests is not None:
-    expected = list(dict.fromkeys(expected_tests))
-    by_key = {mangle_nodeid(t): t for t in expected}
-    for key, outcome in raw.items():
-      report.outcomes[by_key.get(key) or _junit_nodeid(key, files.get(key))] = outcome
-    for test_id in expected:
-      report.outcomes.setdefault(test_id, "missing")
-    counted = [report.outcomes[t] for t in expected]
-    report.not_passed = [t for t in expected if report.outcomes[t] != PASS]
-  else:
-    for key, outcome in raw.items():
-      report.outcomes[_junit_nodeid(key, files.get(key))] = outcome
-    counted = list(report.outcomes.values())
-    report.not_passed = [t for t, o in report.outcomes.items() if o != PASS]
-  report.passed = counted.count(PASS)
-  report.skipped = counted.count("skipped")
-  report.errors = counted.count("error") + len(report.collection_errors)
-  report.failed = len(counted) - report.passed - report.skipped - counted.count("error")
-  report.total = len(counted) + len(report.collection_errors)
+  """Counts from junit (classname, name) keys, mapped back to node ids."""
+  by_key = {mangle_nodeid(t): t for t in expected_tests} if expected_tests is not None else {}
+  outcomes = {by_key.get(key) or _junit_nodeid(key, files.get(key)): outcome
+              for key, outcome in raw.items()}
+  _fill_stream_counts(report, outcomes, expected_tests)
 
 
 # ---------------------------------------------------------------------------

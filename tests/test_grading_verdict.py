@@ -165,6 +165,22 @@ def test_docker_backend_reads_the_same_channel(case_id, tmp_path):
   _check_same_verdict(case, tmp_path, _docker_config())
 
 
+@pytest.mark.slow
+def test_junit_alone_when_the_session_has_no_channel(tmp_path, monkeypatch):
+  """A session type without the channel is graded from the junit report, as before."""
+  from sandbox import local
+  calls = []
+  real = grading.read_verdict_stream
+  monkeypatch.setattr(grading, "read_verdict_stream", lambda *a: calls.append(a) or real(*a))
+  honest, forged = redteam_suite.by_id("plain-fix"), redteam_suite.by_id("fake-summary-exit")
+  with_channel = _grade(honest, COMMANDS["fork-server"], tmp_path / "a")
+  assert with_channel.all_passed and len(calls) == 1
+  monkeypatch.setattr(local.LocalSession, "supports_verdict_channel", False)
+  without = _grade(honest, COMMANDS["fork-server"], tmp_path / "b")
+  assert without.all_passed and without.passed == with_channel.passed and len(calls) == 1
+  assert not _grade(forged, COMMANDS["fork-server"], tmp_path / "c").all_passed
+
+
 def _check_same_verdict(case, tmp_path, config):
   reports = {path: _grade(case, command, tmp_path, config) for path, command in COMMANDS.items()}
   verdicts = {path: _verdict(r, case) for path, r in reports.items()}
