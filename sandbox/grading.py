@@ -376,6 +376,8 @@ class VerdictStream:
   forged: list[str] = dataclasses.field(default_factory=list)
   # Test phases reported more than once: those tests fail.
   repeated: list[str] = dataclasses.field(default_factory=list)
+  # pytest functions that decide outcomes, replaced by code from outside pytest's package.
+  replaced: list[str] = dataclasses.field(default_factory=list)
 
 
 def _sign(key: bytes, seq: int, body: str) -> str:
@@ -446,6 +448,8 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
         out.collection_errors.append(str(record.get("id")))
       else:
         out.outcomes[str(record.get("id"))] = str(record.get("o"))
+    elif kind == "integrity":
+      out.replaced += [str(n) for n in record.get("replaced") or ()]
     elif kind == "internal":
       out.outcomes[INTERNAL_ERROR_ID] = "error"
     elif kind == "audit":
@@ -640,6 +644,9 @@ def _verdict_from_stream(report: TestReport, result, stream: VerdictStream, raw:
     grading_files.append({"event": "outcome stream: " + problem})
   if len(stream.forged) > MAX_PROBLEMS:
     grading_files.append({"event": f"outcome stream: {len(stream.forged) - MAX_PROBLEMS} more problems"})
+  if stream.replaced:
+    grading_files.append({"event": "pytest internals replaced by code under test",
+                          "names": stream.replaced[:MAX_PROBLEMS]})
   if stream.repeated:
     notes.append(f"test phases reported twice (those tests fail): {stream.repeated[:5]}")
   if stream.ended:
