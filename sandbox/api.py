@@ -178,6 +178,10 @@ class ExecResult:
   oom_killed: bool = False
   # Which limits the command ran into: "timeout", "memory", "procs", "cpu", "file_size".
   limits_hit: tuple[str, ...] = ()
+  # Grading runs only (exec(..., verdict_key=...)): the signed outcome stream the test process
+  # wrote to a pipe only the command server reads (sandbox/runtime/audit_site/rlcoder_verdict.py).
+  verdict_stream: str | None = None
+  verdict_stream_truncated: bool = False
 
   def to_dict(self) -> dict[str, Any]:
     return dataclasses.asdict(self)
@@ -191,6 +195,8 @@ class Session(abc.ABC):
   """
 
   config: SandboxConfig
+  # Whether exec() takes `verdict_key` (the outcome channel grading reads its verdict from).
+  supports_verdict_channel = False
 
   @abc.abstractmethod
   def exec(self, command: str, timeout: float | None = None,

@@ -407,8 +407,10 @@ class DockerSession(api.Session):
     if self._box.dead:
       raise SandboxError("the sandbox container died")
 
+  supports_verdict_channel = True
+
   def exec(self, command: str, timeout: float | None = None,
-           env: Mapping[str, str] | None = None) -> ExecResult:
+           env: Mapping[str, str] | None = None, verdict_key: bytes | None = None) -> ExecResult:
     if not isinstance(command, str) or not command.strip():
       raise ValueError(f"command must be a non-empty string, got {command!r}")
     timeout = float(self.config.exec_timeout_s if timeout is None else timeout)
@@ -423,6 +425,8 @@ class DockerSession(api.Session):
            "output_limit": int(self.config.output_limit_bytes),
            "max_file_mb": self.config.max_file_mb, "max_procs": 0,  # pids cgroup instead
            "memory_mb": self.config.memory_mb}
+    if verdict_key is not None:
+      req["verdict_key"] = bytes(verdict_key).hex()
     start = time.monotonic()
     with self._lock:
       reply = self._box.request(req, timeout + SERVER_GRACE_S)
@@ -436,6 +440,8 @@ class DockerSession(api.Session):
     return ExecResult(
         exit_code=reply["exit_code"], stdout=reply["stdout"], stderr=reply["stderr"],
         stdout_truncated=reply["stdout_truncated"], stderr_truncated=reply["stderr_truncated"],
+        verdict_stream=reply.get("verdict_stream"),
+        verdict_stream_truncated=bool(reply.get("verdict_stream_truncated")),
         duration_s=reply["duration_s"], timed_out=reply["timed_out"],
         oom_killed="memory" in limits, limits_hit=limits)
 

@@ -78,10 +78,14 @@ class FaultySession(Session):
     self._injector = injector
     self.config = session.config
 
+  @property
+  def supports_verdict_channel(self) -> bool:
+    return getattr(self._session, "supports_verdict_channel", False)
+
   def exec(self, command: str, timeout: float | None = None,
-           env: Mapping[str, str] | None = None) -> ExecResult:
+           env: Mapping[str, str] | None = None, **kwargs) -> ExecResult:
     self._injector.maybe_fail("exec", "exec")
-    return self._session.exec(command, timeout=timeout, env=env)
+    return self._session.exec(command, timeout=timeout, env=env, **kwargs)
 
   def read_file(self, path: str) -> str:
     self._injector.maybe_fail("exec", "read_file")

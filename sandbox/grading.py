@@ -3,7 +3,11 @@
 The final workspace of an episode is copied, every file that can change how pytest collects
 or runs (conftest.py, ini sections, sitecustomize, .pth, bytecode, the hidden-tests folder) is
 deleted or restored from the pristine repo, the hidden tests are copied in, and the task's
-test command runs with a junit XML report and an audit hook recording runtime evidence.
+test command runs with the grader's outcome plugin and an audit hook recording runtime evidence.
+
+The verdict comes from the plugin's signed outcome stream (`read_verdict_stream`), which leaves
+the test process through a pipe only the sandbox's command server reads; the junit XML report,
+written inside the graded tree where code under test can reach it, is only a cross-check.
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ import collections
 import copy
 import dataclasses
 import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import threading
@@ -31,9 +37,15 @@ GRADING_DIR = ".rlcoder_grading"  # inside the graded copy: junit XML, audit log
 SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
 INI_WITH_PYTEST_SECTIONS = {"setup.cfg": ("pytest", "tool:pytest"), "tox.ini": ("pytest",)}
 EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits",
-                  "grading_files")
+                  "grading_files", "introspection")
 PASS = "passed"
 MAX_JUNIT_BYTES = 32 * 1024 * 1024
+# The audit log of the processes the tests start is read whole up to this size; a larger log
+# is a finding (grading_files), never silently cut.
+MAX_AUDIT_BYTES = 8 * 1024 * 1024
+VERDICT_PLUGIN = "rlcoder_verdict"
+INTERNAL_ERROR_ID = "pytest::internal"  # where the junit report puts an INTERNALERROR
+MAX_PROBLEMS = 20  # stream problems listed one by one in the evidence; the rest are counted
 LOG_TAIL_CHARS = 4000
 
 
@@ -349,6 +361,132 @@ def _junit_nodeid(key: tuple[str, str], file_attr: str | None) -> str:
 
 
 # ---------------------------------------------------------------------------
+# The outcome stream (sandbox/runtime/audit_site/rlcoder_verdict.py)
+
+@dataclasses.dataclass
+class VerdictStream:
+  """What the grader's plugin reported, after verification."""
+  outcomes: dict[str, str] = dataclasses.field(default_factory=dict)  # node id -> outcome
+  collection_errors: list[str] = dataclasses.field(default_factory=list)
+  audit: list[dict] = dataclasses.field(default_factory=list)  # the test process' audit events
+  ended: bool = False  # the end marker from pytest_sessionfinish arrived
+  exit_status: int | None = None
+  # Lines that are not the plugin's (bad signature, gap or repeat in seq, after the end marker,
+  # over the size cap): the stream was tampered with.
+  forged: list[str] = dataclasses.field(default_factory=list)
+  # Test phases reported more than once: those tests fail.
+  repeated: list[str] = dataclasses.field(default_factory=list)
+  # pytest functions that decide outcomes, replaced by code from outside pytest's package.
+  replaced: list[str] = dataclasses.field(default_factory=list)
+
+
+def _sign(key: bytes, seq: int, body: str) -> str:
+  return hmac.new(key, f"{seq}\t{body}".encode(), hashlib.sha256).hexdigest()
+
+
+def _test_outcome(phases: dict[str, tuple[str, bool]]) -> str:
+  """One test's outcome from its phase reports, as the junit report names it."""
+  setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+  if setup is None or teardown is None:
+    return "error"  # a test that never finished its protocol
+  if setup[0] == "failed":
+    return "error"
+  if setup[0] == "skipped":
+    return "xfailed" if setup[1] else "skipped"
+  if call is None:
+    return "error"
+  if call[0] == "failed":
+    return "failed"
+  if call[0] == "skipped":
+    return "xfailed" if call[1] else "skipped"
+  return "error" if teardown[0] == "failed" else PASS
+
+
+def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> VerdictStream:
+  """Verifies and reads the outcome stream; see VerdictStream for what is rejected."""
+  out = VerdictStream()
+  phases: dict[str, dict[str, tuple[str, bool]]] = {}
+  repeated_ids: set[str] = set()
+  lines = text.split("\n")
+  if lines and lines[-1]:
+    out.forged.append("unterminated last line")
+  expected_seq = 0
+  for line in lines[:-1]:
+    parts = line.split("\t")
+    if len(parts) != 3 or not parts[0].isdigit():
+      out.forged.append(f"malformed line: {line[:80]!r}")
+      continue
+    seq, body, mac = int(parts[0]), parts[1], parts[2]
+    if not hmac.compare_digest(_sign(key, seq, body), mac):
+      out.forged.append(f"line with a bad signature: {line[:80]!r}")
+      continue
+    if seq != expected_seq:
+      out.forged.append(f"sequence number {seq} where {expected_seq} was due")
+    expected_seq = seq + 1
+    if out.ended:
+      out.forged.append(f"line after the end marker: {body[:80]!r}")
+      continue
+    try:
+      record = json.loads(body)
+    except ValueError:
+      record = None
+    if not isinstance(record, dict):
+      out.forged.append(f"unreadable record: {body[:80]!r}")
+      continue
+    kind = record.get("k")
+    if kind == "test":
+      test = phases.setdefault(str(record.get("id")), {})
+      when = str(record.get("w"))
+      if when in test:
+        out.repeated.append(f"{record.get('id')} ({when})")
+        repeated_ids.add(str(record.get("id")))
+        test[when] = ("failed", False)
+      else:
+        test[when] = (str(record.get("o")), bool(record.get("x")))
+    elif kind == "collect":
+      if record.get("o") == "failed":
+        out.collection_errors.append(str(record.get("id")))
+      else:
+        out.outcomes[str(record.get("id"))] = str(record.get("o"))
+    elif kind == "integrity":
+      out.replaced += [str(n) for n in record.get("replaced") or ()]
+    elif kind == "internal":
+      out.outcomes[INTERNAL_ERROR_ID] = "error"
+    elif kind == "audit":
+      record.pop("k")
+      out.audit.append(record)
+    elif kind == "end":
+      out.ended = True
+      out.exit_status = record.get("exit")
+  if truncated:
+    out.forged.append("outcome stream over the size cap")
+    out.ended = False
+  for test_id, test_phases in phases.items():
+    out.outcomes[test_id] = _test_outcome(test_phases)
+  for test_id in repeated_ids:
+    out.outcomes[test_id] = "failed"
+  return out
+
+
+def _cross_check(stream: VerdictStream, junit: dict[tuple[str, str], str]) -> tuple[list[str], list[str]]:
+  """(forging evidence, other disagreements) between the junit report and the stream."""
+  forged, other = [], []
+  seen = set()
+  for test_id, outcome in stream.outcomes.items():
+    key = mangle_nodeid(test_id)
+    seen.add(key)
+    reported = junit.get(key)
+    if reported is None or reported == outcome:
+      continue
+    if reported == PASS:
+      forged.append(f"{test_id}: junit {reported}, stream {outcome}")
+    else:
+      other.append(f"{test_id}: junit {reported}, stream {outcome}")
+  other += [f"{'::'.join(k)}: junit {o}, not in the stream" for k, o in junit.items() if k not in seen]
+  return forged, other
+
+
+# ---------------------------------------------------------------------------
 # Running
 
 def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
@@ -362,21 +500,30 @@ def _audit_config(hidden_files: list[str], hidden_tests_dest: str) -> dict:
 def _grading_env(config: SandboxConfig | None = None) -> dict[str, str]:
   """The audit hook's config and import path, after the task's own import roots."""
   task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
+  # No user site: its .pth files would run before the grader's sitecustomize.
   return {"RLCODER_AUDIT_CONFIG": f"{WORKSPACE}/{GRADING_DIR}/audit_config.json",
-          "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site")}
+          "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"),
+          "PYTHONNOUSERSITE": "1"}
 
 
-def _read_evidence(session, hidden_surface: set[str]) -> dict[str, list]:
+def _read_evidence(session, hidden_surface: set[str], streamed: Iterable[dict] = ()) -> dict[str, list]:
+  """Audit events: the test process' own (from the outcome stream) and the log file's, whole."""
   evidence = {k: [] for k in EVIDENCE_KINDS}
+  entries = list(streamed)
   try:
     text = session.read_file(f"{GRADING_DIR}/audit.jsonl")
   except (FileNotFoundError, SandboxError, OSError):
-    return evidence
-  for line in text.splitlines()[:2000]:
+    text = ""
+  if len(text) > MAX_AUDIT_BYTES:
+    evidence["grading_files"].append({"event": f"audit log over {MAX_AUDIT_BYTES} bytes",
+                                      "bytes": len(text)})
+    text = text[:MAX_AUDIT_BYTES]
+  for line in text.splitlines():
     try:
-      entry = json.loads(line)
+      entries.append(json.loads(line))
     except ValueError:
       continue
+  for entry in entries:
     if isinstance(entry, dict) and entry.get("kind") in evidence:
       if entry.get("file") in hidden_surface:
         continue
@@ -439,48 +586,104 @@ def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_de
     command = (f"{test_command} --junitxml={junit} -o junit_family=xunit1 "
                f"-p no:cacheprovider")
     with open_session(staging, config) as session:
-      result = session.exec(command, timeout=timeout_s, env=_grading_env(config))
+      key = None
+      kwargs = {}
+      if getattr(session, "supports_verdict_channel", False):
+        key = secrets.token_bytes(32)
+        command += f" -p {VERDICT_PLUGIN}"
+        kwargs["verdict_key"] = key
+      result = session.exec(command, timeout=timeout_s, env=_grading_env(config), **kwargs)
       try:
         xml_text = session.read_file(f"{GRADING_DIR}/junit.xml")
       except (FileNotFoundError, SandboxError, OSError):
         xml_text = None
-      evidence = _read_evidence(session, set(hidden_files))
+      stream = None
+      if key is not None and result.verdict_stream is not None:
+        stream = read_verdict_stream(result.verdict_stream, key, result.verdict_stream_truncated)
+      evidence = _read_evidence(session, set(hidden_files), stream.audit if stream else ())
   report = TestReport(timed_out=result.timed_out, exit_code=result.exit_code,
                       duration_s=time.monotonic() - start, runtime_evidence=evidence,
-                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:],
-                      tampered=bool(evidence["grading_files"]))
+                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:])
   raw: dict[tuple[str, str], str] = {}
   files: dict = {}
+  junit_errors: list[str] = []
   if xml_text:
     try:
-      raw, report.collection_errors, files = parse_junit(xml_text[:MAX_JUNIT_BYTES])
+      raw, junit_errors, files = parse_junit(xml_text[:MAX_JUNIT_BYTES])
     except ET.ParseError as e:
-      report.collection_errors.append(f"unreadable junit XML: {e}")
-  elif not result.timed_out:
+      junit_errors.append(f"unreadable junit XML: {e}")
+  if stream is None:
+    # A backend without the channel (a custom one, or a remote engine's older baked server):
+    # the junit report is all there is.
+    _verdict_from_junit(report, result, xml_text, raw, junit_errors)
+    _fill_counts(report, raw, files, expected_tests)
+  else:
+    _verdict_from_stream(report, result, stream, raw)
+    _fill_stream_counts(report, stream.outcomes if stream.ended else {}, expected_tests)
+  report.tampered = bool(report.runtime_evidence["grading_files"])
+  return report
+
+
+def _verdict_from_junit(report: TestReport, result, xml_text, raw: dict,
+                        junit_errors: list[str]) -> None:
+  report.collection_errors = list(junit_errors)
+  if not xml_text and not result.timed_out:
     report.runtime_evidence["early_exits"].append(
         {"event": "no junit report", "exit_code": result.exit_code})
     if result.exit_code in (2, 3, 4):
       report.collection_errors.append(f"pytest exited with {result.exit_code} before reporting")
   if not raw and not report.collection_errors and result.exit_code == 5:
     report.collection_errors.append("no tests collected")
-  _fill_counts(report, raw, files, expected_tests)
-  return report
 
 
-def _fill_counts(report: TestReport, raw: dict, files: dict,
-                 expected_tests: Iterable[str] | None) -> None:
+def _verdict_from_stream(report: TestReport, result, stream: VerdictStream, raw: dict) -> None:
+  """The verdict from the verified stream; the junit report is only compared against it."""
+  grading_files = report.runtime_evidence["grading_files"]
+  notes = []
+  for problem in stream.forged[:MAX_PROBLEMS]:
+    grading_files.append({"event": "outcome stream: " + problem})
+  if len(stream.forged) > MAX_PROBLEMS:
+    grading_files.append({"event": f"outcome stream: {len(stream.forged) - MAX_PROBLEMS} more problems"})
+  if stream.replaced:
+    grading_files.append({"event": "pytest internals replaced by code under test",
+                          "names": stream.replaced[:MAX_PROBLEMS]})
+  if stream.repeated:
+    notes.append(f"test phases reported twice (those tests fail): {stream.repeated[:5]}")
+  if stream.ended:
+    report.collection_errors = list(stream.collection_errors)
+    forged, other = _cross_check(stream, raw)
+    for item in forged[:MAX_PROBLEMS]:
+      grading_files.append({"event": "junit report claims a pass the outcome stream does not", "test": item})
+    if len(forged) > MAX_PROBLEMS:
+      grading_files.append({"event": f"junit report claims {len(forged)} passes the outcome stream does not"})
+    if other:
+      notes.append(f"junit report disagrees with the outcome stream ({len(other)}): {other[:5]}")
+  elif not result.timed_out:
+    report.runtime_evidence["early_exits"].append(
+        {"event": "no junit report", "exit_code": result.exit_code,
+         "detail": "the outcome stream has no end marker"})
+    if result.exit_code in (2, 3, 4):
+      report.collection_errors.append(f"pytest exited with {result.exit_code} before reporting")
+    if any(o == PASS for o in raw.values()):
+      notes.append("junit report without a complete outcome stream: ignored")
+  if (not stream.outcomes and not report.collection_errors and result.exit_code == 5
+      and not result.timed_out):
+    report.collection_errors.append("no tests collected")
+  if notes:
+    report.log = (report.log + "".join(f"\ngrading: {n}" for n in notes))[-LOG_TAIL_CHARS:]
+
+
+def _fill_stream_counts(report: TestReport, outcomes: dict[str, str],
+                        expected_tests: Iterable[str] | None) -> None:
+  """Counts from {node id: outcome}; with expected ids, every one needs an explicit pass."""
+  report.outcomes = dict(outcomes)
   if expected_tests is not None:
     expected = list(dict.fromkeys(expected_tests))
-    by_key = {mangle_nodeid(t): t for t in expected}
-    for key, outcome in raw.items():
-      report.outcomes[by_key.get(key) or _junit_nodeid(key, files.get(key))] = outcome
     for test_id in expected:
       report.outcomes.setdefault(test_id, "missing")
     counted = [report.outcomes[t] for t in expected]
     report.not_passed = [t for t in expected if report.outcomes[t] != PASS]
   else:
-    for key, outcome in raw.items():
-      report.outcomes[_junit_nodeid(key, files.get(key))] = outcome
     counted = list(report.outcomes.values())
     report.not_passed = [t for t, o in report.outcomes.items() if o != PASS]
   report.passed = counted.count(PASS)
@@ -488,6 +691,15 @@ def _fill_counts(report: TestReport, raw: dict, files: dict,
   report.errors = counted.count("error") + len(report.collection_errors)
   report.failed = len(counted) - report.passed - report.skipped - counted.count("error")
   report.total = len(counted) + len(report.collection_errors)
+
+
+def _fill_counts(report: TestReport, raw: dict, files: dict,
+                 expected_tests: Iterable[str] | None) -> None:
+  """Counts from junit (classname, name) keys, mapped back to node ids."""
+  by_key = {mangle_nodeid(t): t for t in expected_tests} if expected_tests is not None else {}
+  outcomes = {by_key.get(key) or _junit_nodeid(key, files.get(key)): outcome
+              for key, outcome in raw.items()}
+  _fill_stream_counts(report, outcomes, expected_tests)
 
 
 # ---------------------------------------------------------------------------

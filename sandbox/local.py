@@ -663,8 +663,10 @@ class LocalSession(api.Session):
       self._staging = None
     return box
 
+  supports_verdict_channel = True
+
   def exec(self, command: str, timeout: float | None = None,
-           env: Mapping[str, str] | None = None) -> ExecResult:
+           env: Mapping[str, str] | None = None, verdict_key: bytes | None = None) -> ExecResult:
     self._check_open()
     if not isinstance(command, str) or not command.strip():
       raise ValueError(f"command must be a non-empty string, got {command!r}")
@@ -678,6 +680,8 @@ class LocalSession(api.Session):
            "output_limit": int(self.config.output_limit_bytes),
            "max_file_mb": self.config.max_file_mb, "max_procs": self.config.max_procs,
            "memory_mb": self.config.memory_mb}
+    if verdict_key is not None:
+      req["verdict_key"] = bytes(verdict_key).hex()
     with self._lock:
       box = self._sandbox()
       if box.dead:
@@ -704,6 +708,8 @@ class LocalSession(api.Session):
     return ExecResult(
         exit_code=reply["exit_code"], stdout=reply["stdout"], stderr=reply["stderr"],
         stdout_truncated=reply["stdout_truncated"], stderr_truncated=reply["stderr_truncated"],
+        verdict_stream=reply.get("verdict_stream"),
+        verdict_stream_truncated=bool(reply.get("verdict_stream_truncated")),
         duration_s=reply["duration_s"], timed_out=reply["timed_out"], oom_killed=oom,
         limits_hit=tuple(dict.fromkeys(limits)))
 

@@ -9,16 +9,21 @@ and malloc arenas, so a few threads fail with "can't start new thread"). With py
 a new one. This file is copied to a read-only location; it never sees the project checkout.
 """
 
-import ctypes
-import json
-import os
-import re
-import resource
-import select
-import shlex
-import signal
 import sys
-import time
+
+# Modules any interpreter has before it puts the script's folder on sys.path; a workspace
+# module of one of these names is ignored by a fresh interpreter too.
+_AT_START = frozenset(sys.modules)
+
+import ctypes  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import resource  # noqa: E402
+import select  # noqa: E402
+import shlex  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
 
 WORKSPACE = os.environ.get("RLCODER_WORKSPACE", "/workspace")
 PYTHON_NAME = re.compile(r"^python(3(\.\d+)?)?$")
@@ -166,14 +171,16 @@ def _pytest_args(command: str):
 def _shadows_preloaded(req: dict) -> bool:
   """Whether the workspace provides a top-level module this server has already imported.
 
-  pytest's own dependencies (iniconfig, packaging, pluggy ...) are imported here before any
-  command; a forked child would keep using them even when the workspace holds its own copy
-  (a task on that very library), so such commands run in a fresh interpreter instead.
+  pytest's own dependencies (iniconfig, packaging, pluggy ...) and the standard library modules
+  pytest imports (subprocess ...) are imported here before any command; a forked child would
+  keep using them even when the workspace holds its own copy (a task on that very library, or
+  a shadow module planted by code under test), so such commands run in a fresh interpreter,
+  where the workspace copy takes effect, and both paths grade alike. Modules every interpreter
+  has at start-up (os, io, ...) are ignored by a fresh interpreter as well.
   """
   cwd = req.get("cwd") or WORKSPACE
   roots = [cwd] + [p for p in req["env"].get("PYTHONPATH", "").split(":")
                    if p == WORKSPACE or p.startswith(WORKSPACE + "/")]
-  stdlib = getattr(sys, "stdlib_module_names", frozenset())
   for root in roots:
     try:
       names = os.listdir(root)
@@ -181,7 +188,7 @@ def _shadows_preloaded(req: dict) -> bool:
       continue
     for name in names:
       module = name[:-3] if name.endswith(".py") else name
-      if module in sys.modules and module not in stdlib and module != "__main__":
+      if module in sys.modules and module not in _AT_START and module != "__main__":
         if name.endswith(".py") or os.path.isfile(os.path.join(root, name, "__init__.py")):
           return True
   return False
@@ -262,7 +269,37 @@ def resident_memory_bytes(exclude: tuple = ()) -> int:
   return total
 
 
-def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
+# Where a grading run finds the verdict channel (sandbox/runtime/audit_site/rlcoder_verdict.py):
+# the read end of a pipe holding the per-grading key, and the write end of the outcome stream.
+VERDICT_FDS = (1000, 1001)
+MAX_VERDICT_BYTES = 64 * 1024 * 1024
+
+
+def _finalize_like_an_interpreter() -> None:
+  """What a fresh interpreter does at exit: join non-daemon threads, then run atexit handlers.
+
+  The child ends with os._exit (the server's own state must not be finalised twice), which
+  skips both; without this an atexit handler in code under test would run after a plain
+  `python -m pytest` and not here, and the two paths would grade differently.
+  """
+  try:
+    import threading
+    threading._shutdown()
+  except BaseException:
+    pass
+  try:
+    import atexit
+    atexit._run_exitfuncs()
+  except BaseException:
+    pass
+  for stream in (sys.stdout, sys.stderr):
+    try:
+      stream.flush()
+    except BaseException:
+      pass
+
+
+def _child(req: dict, out_w: int, err_w: int, pytest_argv, verdict_fds=None) -> None:
   """Runs in the forked child; never returns."""
   code = 127
   try:
@@ -271,7 +308,13 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
     os.dup2(devnull, 0)
     os.dup2(out_w, 1)
     os.dup2(err_w, 2)
-    os.closerange(3, 4096)
+    if verdict_fds is not None:
+      for src, dst in zip(verdict_fds, VERDICT_FDS):
+        os.dup2(src, dst)  # inheritable, so the shell's python finds them too
+      os.closerange(3, VERDICT_FDS[0])
+      os.closerange(VERDICT_FDS[1] + 1, 4096)
+    else:
+      os.closerange(3, 4096)
     os.chdir(req.get("cwd") or WORKSPACE)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     _apply_limits(req)
@@ -294,15 +337,17 @@ def _child(req: dict, out_w: int, err_w: int, pytest_argv) -> None:
         sys.path_importer_cache.pop(cached, None)
     import importlib
     importlib.invalidate_caches()
-    if env.get("RLCODER_AUDIT_CONFIG"):
-      import rlcoder_audit
+    # The grader's modules come from the server's own copy, imported before any workspace path
+    # was on sys.path: a workspace rlcoder_audit.py cannot stand in for them.
+    if env.get("RLCODER_VERDICT_FDS") and rlcoder_verdict is not None:
+      rlcoder_verdict.install_from_env(sys.argv)
+    if env.get("RLCODER_AUDIT_CONFIG") and rlcoder_audit is not None:
       rlcoder_audit.install_from_env()
     try:
       code = int(pytest.main())
     except SystemExit as e:
       code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _finalize_like_an_interpreter()
   except BaseException as e:  # report anything that went wrong before the command ran
     try:
       os.write(2, f"sandbox: {type(e).__name__}: {e}\n".encode())
@@ -320,6 +365,16 @@ def run(req: dict, warm_pytest: bool) -> dict:
     pytest_argv = None  # a fresh interpreter imports the workspace's copy
   out_r, out_w = os.pipe()
   err_r, err_w = os.pipe()
+  verdict_fds = chan_r = None
+  if req.get("verdict_key"):
+    # The grader's key goes into a pipe only the test process reads (then closes); outcome lines
+    # come back on a second pipe whose read end only this server holds.
+    key_r, key_w = os.pipe()
+    os.write(key_w, bytes.fromhex(req["verdict_key"]))
+    os.close(key_w)
+    chan_r, chan_w = os.pipe()
+    verdict_fds = (key_r, chan_w)
+    req["env"]["RLCODER_VERDICT_FDS"] = ",".join(map(str, VERDICT_FDS))
   counters_before = _cgroup_counters()
   start = time.monotonic()
   try:
@@ -329,13 +384,21 @@ def run(req: dict, warm_pytest: bool) -> dict:
     _kill_all_others()
     pid = os.fork()
   if pid == 0:
-    _child(req, out_w, err_w, pytest_argv)
+    _child(req, out_w, err_w, pytest_argv, verdict_fds)
   os.close(out_w)
   os.close(err_w)
+  for fd in verdict_fds or ():
+    os.close(fd)
   pidfd = os.pidfd_open(pid)
   buffers = {out_r: bytearray(), err_r: bytearray()}
   truncated = {out_r: False, err_r: False}
+  limits_of = {out_r: limit, err_r: limit}
   open_fds = {out_r, err_r, pidfd}
+  if chan_r is not None:
+    buffers[chan_r] = bytearray()
+    truncated[chan_r] = False
+    limits_of[chan_r] = MAX_VERDICT_BYTES
+    open_fds.add(chan_r)
   deadline = start + timeout
   timed_out = False
   memory_limit = int(req.get("memory_mb") or 0) * 1024 * 1024
@@ -369,7 +432,7 @@ def run(req: dict, warm_pytest: bool) -> dict:
       if not data:
         open_fds.discard(fd)
         continue
-      room = limit - len(buffers[fd])
+      room = limits_of[fd] - len(buffers[fd])
       if room > 0:
         buffers[fd] += data[:room]
       if len(data) > room:
@@ -381,7 +444,7 @@ def run(req: dict, warm_pytest: bool) -> dict:
   except ChildProcessError:  # already reaped while killing everything: it died of SIGKILL
     status = signal.SIGKILL
   duration = time.monotonic() - start
-  for fd in (out_r, err_r, pidfd):
+  for fd in (out_r, err_r, pidfd) + ((chan_r,) if chan_r is not None else ()):
     os.close(fd)
   _reap()
   if os.WIFEXITED(status):
@@ -408,12 +471,16 @@ def run(req: dict, warm_pytest: bool) -> dict:
     limits.append("cpu")
   if sig == signal.SIGXFSZ or b"File too large" in err:
     limits.append("file_size")
-  return {
+  reply = {
       "exit_code": exit_code, "signal": sig, "timed_out": timed_out,
       "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
       "stdout_truncated": truncated[out_r], "stderr_truncated": truncated[err_r],
       "duration_s": duration, "limits_hit": list(dict.fromkeys(limits)), "fast_path": pytest_argv is not None,
   }
+  if chan_r is not None:
+    reply["verdict_stream"] = bytes(buffers[chan_r]).decode("utf-8", "replace")
+    reply["verdict_stream_truncated"] = truncated[chan_r]
+  return reply
 
 
 class PathError(Exception):
@@ -484,7 +551,26 @@ def file_op(req: dict) -> dict:
   return {"file_error": "os", "message": f"unknown op {op!r}"}
 
 
+def _import_grading_modules():
+  """The grader's audit hook and outcome plugin, from the runtime folder next to this file."""
+  here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "audit_site")
+  sys.path.insert(0, here)
+  try:
+    import rlcoder_audit as audit
+    import rlcoder_verdict as verdict
+    return audit, verdict
+  except Exception:
+    return None, None
+  finally:
+    sys.path.remove(here)
+
+
+rlcoder_audit = rlcoder_verdict = None
+
+
 def main() -> None:
+  global rlcoder_audit, rlcoder_verdict
+  rlcoder_audit, rlcoder_verdict = _import_grading_modules()
   proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
   proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
   devnull = os.open("/dev/null", os.O_RDWR)

@@ -1,109 +1,135 @@
 """Python audit hook that records suspicious runtime behaviour of code under test.
 
-Records, as JSON lines in the grading log: opens/listings of hidden test files, socket use,
-process spawns, and early interpreter exits, each attributed to the innermost workspace
-frame that is not part of the test surface (hidden tests, restored conftest files).
+Records opens/listings of hidden test files and of the grading folder, socket use, process
+spawns, early interpreter exits and object-graph introspection (gc.get_objects & co., the way
+to the grader's own state), each attributed to the innermost workspace frame that is not part
+of the test surface (hidden tests, restored conftest files).
+
+Where the event goes: in the graded pytest process, the signed outcome stream
+(rlcoder_verdict), which cannot be rewritten after the fact; in every other process (programs
+the tests start, forked children), the grading log file. The configuration lives in the hook's
+closure, not in module globals, and an audit hook cannot be removed once added: there is no
+switch for code under test to flip (it could still rebind closure cells, see docs/sandbox.md).
 """
 
 import json
 import os
 import sys
 
-_state = {}
-MAX_EVENTS_PER_KIND = 50
+# Records per (kind, call site) and process: a loop repeating one event cannot push others out.
+MAX_EVENTS_PER_SITE = 20
+MAX_SITES = 3000
 SOCKET_EVENTS = {"socket.connect", "socket.bind", "socket.getaddrinfo", "socket.sendto",
                  "socket.gethostbyname", "socket.gethostbyaddr", "socket.__new__"}
 SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
                 "os.fork", "os.forkpty", "pty.spawn"}
+INTROSPECTION_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
+
+_installed = []
 
 
-def _caller():
-  """(file, line) of the innermost frame in code under test, or None."""
-  workspace = _state["workspace"] + os.sep
-  surface = _state["surface"]
-  frame = sys._getframe(2)
-  while frame is not None:
-    filename = frame.f_code.co_filename
-    if filename.startswith(workspace):
-      if filename in surface or filename.startswith(_state["tests_dir"]):
-        return None  # the tests (or restored conftest) act, not the code under test
-      return filename[len(workspace):], frame.f_lineno
-    frame = frame.f_back
-  return None
-
-
-def _record(kind, detail):
-  counts = _state["counts"]
-  if counts.get(kind, 0) >= MAX_EVENTS_PER_KIND:
+def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channel=None):
+  if _installed:
     return
-  where = _caller()
-  if where is None:
-    return
-  counts[kind] = counts.get(kind, 0) + 1
-  entry = {"kind": kind, "file": where[0], "line": where[1], "pid": os.getpid()}
-  entry.update(detail)
-  try:
-    os.write(_state["fd"], (json.dumps(entry, default=str) + "\n").encode())
-  except OSError:
-    pass
+  _installed.append(True)
+  grading_dir = os.path.abspath(grading_dir) + os.sep if grading_dir else None
+  workspace = os.path.abspath(workspace) + os.sep
+  tests_dir = os.path.abspath(tests_dir) + os.sep
+  tests_root = tests_dir.rstrip(os.sep)
+  surface = frozenset(surface)
+  fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+  # Captured now: code under test may later replace these module attributes.
+  write, dumps, getpid, getppid, getframe = os.write, json.dumps, os.getpid, os.getppid, sys._getframe
+  abspath, fsdecode = os.path.abspath, os.fsdecode
+  sites = {}
 
+  def caller():
+    """(file, line) of the innermost frame in code under test, or None."""
+    frame = getframe(3)
+    while frame is not None:
+      filename = frame.f_code.co_filename
+      if filename.startswith(workspace):
+        if filename in surface or filename.startswith(tests_dir):
+          return None  # the tests (or restored conftest) act, not the code under test
+        return filename[len(workspace):], frame.f_lineno
+      frame = frame.f_back
+    return None
 
-def _hook(event, args):
-  if _state.get("busy"):
-    return
-  _state["busy"] = True
-  try:
-    if event == "open" or event in ("os.listdir", "os.scandir"):
-      path = args[0] if args else None
-      if isinstance(path, (str, bytes)) and path:
-        full = os.path.abspath(os.fsdecode(path))
-        tests_dir = _state["tests_dir"]
-        if full == tests_dir.rstrip(os.sep) or full.startswith(tests_dir):
-          _record("hidden_test_reads", {"event": event, "path": full})
-        elif _state["grading_dir"] and full.startswith(_state["grading_dir"]):
-          # The junit report and this log: code under test has no business there.
-          _record("grading_files", {"event": event, "path": full})
-    elif event in SOCKET_EVENTS:
-      _record("sockets", {"event": event, "args": repr(args)[:200]})
-    elif event in SPAWN_EVENTS:
-      _record("subprocesses", {"event": event, "args": repr(args)[:300]})
-    elif event == "os.kill" and args and args[0] in (os.getpid(), os.getppid(), 0, -1):
-      _record("early_exits", {"event": event, "args": repr(args)[:100]})
-  except Exception:
-    pass
-  finally:
-    _state["busy"] = False
+  def record(kind, detail):
+    where = caller()
+    if where is None:
+      return
+    site = (kind, getpid()) + where
+    seen = sites.get(site, 0)
+    if seen > MAX_EVENTS_PER_SITE:
+      return
+    entry = {"kind": kind, "file": where[0], "line": where[1], "pid": getpid()}
+    if not seen and len(sites) >= MAX_SITES:
+      if "overflow" in sites:
+        return
+      # Never a silent drop: running out of room is itself reported (and voids the report).
+      sites["overflow"] = 1
+      entry.update(kind="grading_files", event=f"over {MAX_SITES} audit call sites, rest not recorded")
+    else:
+      sites[site] = seen + 1
+      if seen == MAX_EVENTS_PER_SITE:
+        entry.update(event="more events from this line not recorded")
+      else:
+        entry.update(detail)
+    try:
+      if channel is None or not channel({"k": "audit", **entry}):
+        write(fd, (dumps(entry, default=str) + "\n").encode())
+    except Exception:
+      pass
 
+  def hook(event, args):
+    # No reentrancy flag to switch off: nothing below raises an event this hook records.
+    try:
+      if event == "open" or event in ("os.listdir", "os.scandir"):
+        path = args[0] if args else None
+        if isinstance(path, (str, bytes)) and path:
+          full = abspath(fsdecode(path))
+          if full == tests_root or full.startswith(tests_dir):
+            record("hidden_test_reads", {"event": event, "path": full})
+          elif grading_dir and full.startswith(grading_dir):
+            # The junit report and this log: code under test has no business there.
+            record("grading_files", {"event": event, "path": full})
+      elif event in SOCKET_EVENTS:
+        record("sockets", {"event": event, "args": repr(args)[:200]})
+      elif event in SPAWN_EVENTS:
+        record("subprocesses", {"event": event, "args": repr(args)[:300]})
+      elif event in INTROSPECTION_EVENTS:
+        record("introspection", {"event": event})
+      elif event == "os.kill" and args and args[0] in (getpid(), getppid(), 0, -1):
+        record("early_exits", {"event": event, "args": repr(args)[:100]})
+    except Exception:
+      pass
 
-def _wrap_exit(module, name):
-  original = getattr(module, name)
+  def wrap_exit(module, name):
+    original = getattr(module, name)
 
-  def exit_wrapper(*args, **kwargs):
-    if not _state.get("busy"):
-      _state["busy"] = True
+    def exit_wrapper(*args, **kwargs):
       try:
-        _record("early_exits", {"event": f"{module.__name__}.{name}", "args": repr(args)[:100]})
-      finally:
-        _state["busy"] = False
-    return original(*args, **kwargs)
+        record("early_exits", {"event": f"{module.__name__}.{name}", "args": repr(args)[:100]})
+      except Exception:
+        pass
+      return original(*args, **kwargs)
 
-  setattr(module, name, exit_wrapper)
+    setattr(module, name, exit_wrapper)
 
-
-def install(log_path, workspace, tests_dir, surface=(), grading_dir=None):
-  if _state:
-    return
-  _state.update(grading_dir=os.path.abspath(grading_dir) + os.sep if grading_dir else None,
-                workspace=os.path.abspath(workspace), tests_dir=os.path.abspath(tests_dir) + os.sep,
-                surface=set(surface), counts={}, busy=False,
-                fd=os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644))
-  _wrap_exit(os, "_exit")
-  _wrap_exit(sys, "exit")
-  sys.addaudithook(_hook)
+  wrap_exit(os, "_exit")
+  wrap_exit(sys, "exit")
+  sys.addaudithook(hook)
 
 
-def install_from_env():
+def install_from_env(channel=None):
   with open(os.environ["RLCODER_AUDIT_CONFIG"]) as f:
     config = json.load(f)
+  if channel is None:
+    try:
+      import rlcoder_verdict
+      channel = rlcoder_verdict.channel()
+    except ImportError:
+      channel = None
   install(config["log"], config["workspace"], config["tests_dir"], config.get("surface", ()),
-          config.get("grading_dir"))
+          config.get("grading_dir"), channel)
