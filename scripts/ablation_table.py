@@ -247,14 +247,21 @@ def mle_run_values(run_dir: pathlib.Path, *, last_frac: float = 0.1) -> dict[str
       series = series[-max(1, int(math.ceil(len(series) * last_frac))):]
     if series:
       out[column] = float(np.mean(series))
-  kinds: dict[str, list[float]] = {}
+  kinds: dict[str, list[float | None]] = {}  # "<kind>/<competition>" -> scores (None: invalid)
   for path in sorted((run_dir / "trajectories").glob("*.jsonl")) if (run_dir / "trajectories").is_dir() else []:
     for record in read_jsonl(path):
-      grade = (record.get("mle") or {}).get("grade") or {}
-      if grade.get("valid"):
+      grade = (record.get("mle") or {}).get("grade")
+      if grade is not None:
         kind = "improve" if record.get("prompt_origin") else "scratch"
-        kinds.setdefault(f"{kind}/{competition_of(record['task_id'])}", []).append(float(grade["normalized_score"]))
-  out.update({k: float(np.mean(v)) for k, v in kinds.items()})
+        score = float(grade["normalized_score"]) if grade.get("valid") else None
+        kinds.setdefault(f"{kind}/{competition_of(record['task_id'])}", []).append(score)
+  for key, scores in kinds.items():
+    kind, competition = key.split("/", 1)
+    valid = [x for x in scores if x is not None]
+    out[f"{kind}_valid/{competition}"] = len(valid) / len(scores)
+    out[f"{kind}_n/{competition}"] = float(len(scores))
+    if valid:
+      out[key] = float(np.mean(valid))
   return out
 
 
@@ -290,22 +297,28 @@ def mle_markdown(root: pathlib.Path, *, last_frac: float = 0.1) -> str:
               f"{cell(config, 'train valid first', 2)} → {cell(config, 'train valid', 2)}",
               cell(config, "exec s", 2), cell(config, "stages", 2), PAPER_REFERENCES.get(config, "")]
     lines.append("| " + " | ".join(cells) + " |")
-  table4 = [c for c in order if any(k.startswith("improve/") for r in runs[c] for k in r)]
+  table4 = [c for c in order if any(k.startswith("improve_valid/") for r in runs[c] for k in r)]
   if table4:
-    lines += ["", "Improve-previous vs from-scratch prompts (the paper's Table 4 form): mean normalised score "
-              "of the valid training programs per competition, mean ± standard error over seeds; wins: "
-              "competitions where improve-previous is higher.", ""]
+    lines += ["", "Improve-previous vs from-scratch prompts (the paper's Table 4 form), per competition over the "
+              "training episodes: mean normalised score of the valid programs, mean ± standard error over seeds, "
+              "then [valid rate, episodes]; wins: competitions where improve-previous scores higher.", ""]
     headers = ["config"] + [f"{c}: improve / scratch" for c in competitions] + ["improve wins"]
     lines += ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for config in table4:
       cells, wins, compared = [config], 0, 0
       for c in competitions:
+        parts = []
+        for kind in ("improve", "scratch"):
+          scores = [r[f"{kind}/{c}"] for r in runs[config] if f"{kind}/{c}" in r]
+          rate = [r[f"{kind}_valid/{c}"] for r in runs[config] if f"{kind}_valid/{c}" in r]
+          n = sum(r.get(f"{kind}_n/{c}", 0.0) for r in runs[config])
+          parts.append(f"{_fmt(mean_se(scores)) if scores else '—'} [{np.mean(rate) if rate else 0:.2f}, {n:.0f}]")
         imp = [r[f"improve/{c}"] for r in runs[config] if f"improve/{c}" in r]
         scr = [r[f"scratch/{c}"] for r in runs[config] if f"scratch/{c}" in r]
         if imp and scr:
           compared += 1
           wins += mean_se(imp)[0] > mean_se(scr)[0]
-        cells.append(f"{_fmt(mean_se(imp)) if imp else '—'} / {_fmt(mean_se(scr)) if scr else '—'}")
+        cells.append(" / ".join(parts))
       cells.append(f"{wins} of {compared}")
       lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Paper (Yang et al. 2025, Table 4): improve-previous better on 10 of 12 tasks."]

@@ -249,12 +249,15 @@ def test_mle_tables_from_synthetic_runs(tmp_path):
   assert values["heldout valid"] == 0.75 and values["heldout valid sft"] == 0.25
   assert values["train valid first"] == pytest.approx(0.5) and values["train valid"] == pytest.approx(0.7)
   assert values["improve/tabular-churn"] == 0.9 and values["scratch/tabular-churn"] == 0.7
+  assert values["improve_valid/tabular-churn"] == 1.0 and values["scratch_valid/tabular-churn"] == 0.5
+  assert values["improve_n/tabular-churn"] == 1 and values["scratch_n/tabular-churn"] == 2
   assert ablation_table.competition_of("mle-author-identification-v12") == "author-identification"
   assert ablation_table.competition_of("mle-tabular-churn") == "tabular-churn"
   md = ablation_table.mle_markdown(root)
   mle_row = next(line for line in md.splitlines() if line.startswith("| mle |"))
   assert "| 2 | 0.760 ± 0.050 |" in mle_row and "0.50 ± 0.25" in mle_row
   table4 = [line for line in md.splitlines() if line.startswith("| mle | 0.850")]
-  assert table4 and "0.850 ± 0.050 / 0.700 ± 0.000" in table4[0] and table4[0].endswith("| 1 of 1 |")
+  assert table4 and "0.850 ± 0.050 [1.00, 2] / 0.700 ± 0.000 [0.50, 4]" in table4[0], table4
+  assert table4[0].endswith("| 1 of 1 |")
   (tmp_path / "other" / "ppo" / "seed0").mkdir(parents=True)  # no MLE run: no MLE tables
   assert ablation_table.mle_markdown(tmp_path / "other") == ""
