@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Literal, Sequence, get_args
+from typing import Any, Literal, Mapping, Sequence, get_args
 
 import numpy as np
 
@@ -121,11 +121,7 @@ def mle_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
     return {}
 
   def rate_and_score(subset: list, suffix: str) -> dict[str, float]:
-    valid = [r for r, _ in subset if r["grade"]["valid"]]
-    out = {f"mle/valid_rate{suffix}": len(valid) / len(subset)}
-    if valid:
-      out[f"mle/score_mean{suffix}"] = float(np.mean([r["grade"]["normalized_score"] for r in valid]))
-    return out
+    return {f"mle/{k}{suffix}": v for k, v in _grade_summary([r["grade"] for r, _ in subset]).items()}
 
   m = {"mle/episodes": float(len(runs)),
        "mle/stage_mean": float(np.mean([r["stages"]["count"] for r, _ in runs])),
@@ -148,12 +144,14 @@ def mle_task_scores(episodes: Sequence[Episode]) -> dict[str, dict[str, float]]:
     record = getattr(e, "record", None) or {}
     if record.get("mle"):
       by_task.setdefault(e.task_id, []).append(record["mle"]["grade"])
-  out = {}
-  for task_id, grades in sorted(by_task.items()):
-    valid = [g["normalized_score"] for g in grades if g["valid"]]
-    out[task_id] = {"episodes": float(len(grades)), "valid_rate": len(valid) / len(grades),
-                    **({"score_mean": float(np.mean(valid))} if valid else {})}
-  return out
+  return {task_id: {"episodes": float(len(grades)), **_grade_summary(grades)}
+          for task_id, grades in sorted(by_task.items())}
+
+
+def _grade_summary(grades: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+  """valid_rate of MLE grades, and score_mean of the valid ones (absent when none is valid)."""
+  scores = [g["normalized_score"] for g in grades if g["valid"]]
+  return {"valid_rate": len(scores) / len(grades), **({"score_mean": float(np.mean(scores))} if scores else {})}
 
 
 def episodes_from_records(records: Any, tasks: Sequence[Any] | None, renderer: ChatRenderer, *,

@@ -17,8 +17,8 @@ def mle_task_source(config: Any, workdir: str | os.PathLike, arg: str | None = N
 
   Reads config.tasks.mle_root ("" = <workdir>/tasks/mle), mle_variants (training data variants
   per competition), mle_heldout_variants (held-out ones, split "heldout") and synthetic_seed; a
-  root that lacks a planned task is generated again. `arg` ("mle:tabular-churn,insult-detection" in config.tasks.sources) keeps only those
-  competitions. `scripts/make_mle_tasks.py` generates the same tasks with their leaderboards.
+  root that lacks a planned task is generated again. `arg` ("mle:tabular-churn,insult-detection"
+  in config.tasks.sources) keeps only those competitions. `scripts/make_mle_tasks.py` generates the same tasks with their leaderboards.
   """
   from rl.tasks import load_task_root  # pylint: disable=import-outside-toplevel
 
