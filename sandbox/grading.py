@@ -1,9 +1,12 @@
-"""Grading in a fresh sandbox: pristine test surface, hidden tests overlaid, junit parsed.
+"""Grading in a fresh sandbox: the graded tree, hidden tests overlaid, a verified verdict.
 
-The final workspace of an episode is copied, every file that can change how pytest collects
-or runs (conftest.py, ini sections, sitecustomize, .pth, bytecode, the hidden-tests folder) is
-deleted or restored from the pristine repo, the hidden tests are copied in, and the task's
-test command runs with the grader's outcome plugin and an audit hook recording runtime evidence.
+The graded tree is the task's pristine repository plus the episode's changes to source files
+outside the test surface (sandbox/graded_tree.py); whatever else the agent wrote does not
+exist there. Without a pristine repository the final workspace is copied and every file that
+can change how pytest collects or runs (conftest.py, ini sections, sitecustomize, .pth,
+bytecode, the hidden-tests folder) is deleted. The hidden tests are copied in, and the task's
+test command runs with the grader's configuration (`-c`, `--rootdir`, no plugin autoload),
+its outcome plugin and an audit hook recording runtime evidence.
 
 The verdict comes from the plugin's signed outcome stream (`read_verdict_stream`), which leaves
 the test process through a pipe only the sandbox's command server reads; the junit XML report,
@@ -28,13 +31,19 @@ import time
 import xml.etree.ElementTree as ET
 from typing import Any, Iterable
 
-from sandbox import api, faults, open_session
+from sandbox import api, faults, graded_tree, open_session
 from sandbox.api import NO_FAULTS, SandboxConfig, SandboxError
 
 WORKSPACE = "/workspace"  # where every backend mounts the workspace
 RUNTIME = "/opt/rlcoder"  # read-only runtime files inside every backend
 GRADING_DIR = ".rlcoder_grading"  # inside the graded copy: junit XML, audit log, configs
-SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "sitecustomize.py", "usercustomize.py"}
+SURFACE_FILE_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml",
+                      "sitecustomize.py", "usercustomize.py"}
+# pytest's own configuration files, in the order it looks for them in a folder.
+PYTEST_CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini")
+# Bumped when the grading command changes how node ids or outcomes come out (expected-test caches).
+GRADING_PROTOCOL = 2
+GRADER_INI = ".rlcoder_pytest.ini"  # the grader's empty pytest configuration, at the tree's root
 INI_WITH_PYTEST_SECTIONS = {"setup.cfg": ("pytest", "tool:pytest"), "tox.ini": ("pytest",)}
 EVIDENCE_KINDS = ("hidden_test_reads", "sockets", "subprocesses", "early_exits",
                   "grading_files", "introspection")
@@ -73,6 +82,8 @@ class TestReport:
   tampered: bool = False
   # Served by a GradeCache from an earlier grading of the same bytes (no sandbox ran).
   cached: bool = False
+  # Workspace changes the graded tree left out, with the reason (sandbox/graded_tree.py).
+  discarded: dict[str, str] = dataclasses.field(default_factory=dict)
 
   @property
   def all_passed(self) -> bool:
@@ -303,12 +314,56 @@ def overlay_hidden_tests(workspace: str, hidden_tests_dir: str, hidden_tests_des
 
 
 def prepare_grading_copy(workspace_dir: str, staging: str, hidden_tests_dir: str,
-                         hidden_tests_dest: str, pristine_dir: str | None) -> list[str]:
-  api.copy_tree(workspace_dir, staging)
+                         hidden_tests_dest: str, pristine_dir: str | None,
+                         policy: graded_tree.CarryPolicy | None = None,
+                         computed: tuple[graded_tree.GradedTree, dict[str, bytes]] | None = None) -> list[str]:
+  """Fills `staging` with the tree to grade and the hidden tests; returns the hidden files.
+
+  With `pristine_dir`, the graded tree: the pristine repository plus the changes `policy`
+  carries (default: the policy of `hidden_tests_dest`). Without it, a copy of the workspace
+  with its test surface removed.
+  """
+  if pristine_dir:
+    graded_tree.build(workspace_dir, pristine_dir, staging,
+                      policy or graded_tree.policy_for(hidden_tests_dest), computed)
+  else:
+    api.copy_tree(workspace_dir, staging)
   restore_test_surface(staging, pristine_dir, hidden_tests_dest)
   files = overlay_hidden_tests(staging, hidden_tests_dir, hidden_tests_dest)
   os.makedirs(os.path.join(staging, GRADING_DIR), exist_ok=True)
   return files
+
+
+def _has_pytest_section(path: str) -> bool:
+  name = os.path.basename(path)
+  if not os.path.isfile(path) or os.path.islink(path):
+    return False
+  _, sections = _strip_sections(_read_text(path), _section_files(name))
+  return bool(sections.strip())
+
+
+def pytest_options(tree: str, test_command: str) -> str:
+  """The grader's pytest options for the prepared tree at `tree`: the tree's own root
+  configuration file (pristine in a graded tree) or an empty one of the grader's, given with
+  `-c` so that pytest reads no other, and the workspace as the explicit rootdir."""
+  tokens = test_command.split()
+  options = []
+  if not any(t == "-c" or t.startswith(("--config-file", "-c=")) for t in tokens):
+    config = next((n for n in PYTEST_CONFIG_FILES if os.path.isfile(os.path.join(tree, n))
+                   and not os.path.islink(os.path.join(tree, n))), None)
+    if config is None:
+      config = next((n for n in ("pyproject.toml", "tox.ini", "setup.cfg")
+                     if _has_pytest_section(os.path.join(tree, n))), None)
+    if config is None:
+      # Not in GRADING_DIR: pytest itself (or a workspace copy of iniconfig) reads it, which
+      # is no tampering. No workspace file of this name reaches a graded tree (not a source).
+      config = GRADER_INI
+      with open(os.path.join(tree, config), "w") as f:
+        f.write("[pytest]\n")
+    options.append(f"-c {WORKSPACE}/{config}")
+  if not any(t.startswith("--rootdir") for t in tokens):
+    options.append(f"--rootdir={WORKSPACE}")
+  return " ".join(options)
 
 
 # ---------------------------------------------------------------------------
@@ -501,9 +556,10 @@ def _grading_env(config: SandboxConfig | None = None) -> dict[str, str]:
   """The audit hook's config and import path, after the task's own import roots."""
   task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
   # No user site: its .pth files would run before the grader's sitecustomize.
+  # No entry-point plugins: only the grader's (`-p`) and the task's own conftest load.
   return {"RLCODER_AUDIT_CONFIG": f"{WORKSPACE}/{GRADING_DIR}/audit_config.json",
           "PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"),
-          "PYTHONNOUSERSITE": "1"}
+          "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def _read_evidence(session, hidden_surface: set[str], streamed: Iterable[dict] = ()) -> dict[str, list]:
@@ -534,23 +590,37 @@ def _read_evidence(session, hidden_surface: set[str], streamed: Iterable[dict] =
 def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "tests",
           test_command: str = "python -m pytest -q tests", timeout_s: float = 30,
           config: SandboxConfig | None = None, expected_tests: Iterable[str] | None = None,
-          pristine_dir: str | None = None, cache: GradeCache | None = None) -> TestReport:
+          pristine_dir: str | None = None, cache: GradeCache | None = None,
+          editable: Iterable[str] = ()) -> TestReport:
   """Grades `workspace_dir` in a fresh session; see the module docstring.
 
   `expected_tests`: node ids every one of which must pass (see `collect_expected_tests`).
   Without them, the tests that ran define the total. `pristine_dir`: the task's original
-  repo, whose conftest/ini files are restored (otherwise they are only removed). `cache`:
-  a GradeCache that answers a grading of bytes it has graded before (deterministic suites).
+  repo; grading runs on it plus the workspace's carried changes (sandbox/graded_tree.py),
+  widened by the task's `editable` patterns. `cache`: a GradeCache that answers a grading of
+  a graded tree it has graded before (deterministic suites).
   """
   config = config or SandboxConfig()
   if expected_tests is not None:
     expected_tests = list(expected_tests)
+  computed = None
+  policy = None
+  if pristine_dir:
+    policy = graded_tree.policy_for(hidden_tests_dest, editable, getattr(config, "python_path", ()))
+    if not os.path.isdir(workspace_dir):
+      raise SandboxError(f"workspace directory does not exist: {workspace_dir!r}")
+    computed = graded_tree.changes(workspace_dir, pristine_dir, policy)
   key = None
   if cache is not None:
-    key = _tree_digest([workspace_dir, hidden_tests_dir, pristine_dir or ""], json.dumps(
-        [hidden_tests_dest, test_command, timeout_s, expected_tests, repr(config)]))
+    # What is graded: the pristine tree plus the carried changes (or the whole workspace).
+    trees = [hidden_tests_dir, pristine_dir] if computed else [workspace_dir, hidden_tests_dir, ""]
+    key = _tree_digest(trees, json.dumps(
+        [hidden_tests_dest, test_command, timeout_s, expected_tests, repr(config), GRADING_PROTOCOL,
+         computed[0].digest if computed else ""]))
     hit = cache.get(key)
     if hit is not None:
+      if computed:
+        hit.discarded = dict(computed[0].discarded)
       return hit
   injected = getattr(config, "fault_injection", NO_FAULTS)
   if injected.enabled:
@@ -559,7 +629,7 @@ def grade(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str = "t
     faults.injector_for(injected).maybe_fail("grade", "grade")
     config = _without_faults(config)
   report = _grade_in_sandbox(workspace_dir, hidden_tests_dir, hidden_tests_dest, test_command,
-                             timeout_s, config, expected_tests, pristine_dir)
+                             timeout_s, config, expected_tests, pristine_dir, policy, computed)
   if cache is not None:
     cache.put(key, report)
   return report
@@ -574,17 +644,19 @@ def _without_faults(config: SandboxConfig | Any) -> SandboxConfig | Any:
 
 def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_dest: str,
                       test_command: str, timeout_s: float, config: SandboxConfig,
-                      expected_tests: list[str] | None, pristine_dir: str | None) -> TestReport:
+                      expected_tests: list[str] | None, pristine_dir: str | None,
+                      policy: graded_tree.CarryPolicy | None = None,
+                      computed: tuple[graded_tree.GradedTree, dict[str, bytes]] | None = None) -> TestReport:
   start = time.monotonic()
   with tempfile.TemporaryDirectory(prefix="rlcoder-grade-") as staging:
     hidden_files = prepare_grading_copy(workspace_dir, staging, hidden_tests_dir,
-                                        hidden_tests_dest, pristine_dir)
+                                        hidden_tests_dest, pristine_dir, policy, computed)
     audit_config = _audit_config(hidden_files, hidden_tests_dest)
     with open(os.path.join(staging, GRADING_DIR, "audit_config.json"), "w") as f:
       json.dump(audit_config, f)
     junit = f"{WORKSPACE}/{GRADING_DIR}/junit.xml"
-    command = (f"{test_command} --junitxml={junit} -o junit_family=xunit1 "
-               f"-p no:cacheprovider")
+    command = (f"{test_command} {pytest_options(staging, test_command)} --junitxml={junit} "
+               f"-o junit_family=xunit1 -p no:cacheprovider")
     with open_session(staging, config) as session:
       key = None
       kwargs = {}
@@ -603,7 +675,8 @@ def _grade_in_sandbox(workspace_dir: str, hidden_tests_dir: str, hidden_tests_de
       evidence = _read_evidence(session, set(hidden_files), stream.audit if stream else ())
   report = TestReport(timed_out=result.timed_out, exit_code=result.exit_code,
                       duration_s=time.monotonic() - start, runtime_evidence=evidence,
-                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:])
+                      log=(result.stdout + result.stderr)[-LOG_TAIL_CHARS:],
+                      discarded=dict(computed[0].discarded) if computed else {})
   raw: dict[tuple[str, str], str] = {}
   files: dict = {}
   junit_errors: list[str] = []
@@ -742,7 +815,7 @@ def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
   config = _without_faults(config or SandboxConfig())
   task_env = sorted(api.task_environment(config).items()) if isinstance(config, SandboxConfig) else []
   digest = _tree_digest([reference_dir, hidden_tests_dir],
-                        f"{hidden_tests_dest}\0{test_command}\0{json.dumps(task_env)}")
+                        f"{hidden_tests_dest}\0{test_command}\0{json.dumps(task_env)}\0{GRADING_PROTOCOL}")
   cache_path = os.path.join(cache_dir, f"expected-{digest[:32]}.json") if cache_dir else None
   if cache_path and os.path.exists(cache_path):
     with open(cache_path) as f:
@@ -751,9 +824,12 @@ def collect_expected_tests(reference_dir: str, hidden_tests_dir: str,
     prepare_grading_copy(reference_dir, staging, hidden_tests_dir, hidden_tests_dest,
                          reference_dir)
     out = f"{WORKSPACE}/{GRADING_DIR}/collected.txt"
-    command = f"{test_command} --collect-only -p rlcoder_collect -p no:cacheprovider"
+    # The grading command's own options, so that node ids come out as grading names them.
+    command = (f"{test_command} {pytest_options(staging, test_command)} --collect-only "
+               f"-p rlcoder_collect -p no:cacheprovider")
     task_env = api.task_environment(config) if isinstance(config, SandboxConfig) else {}
-    env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "RLCODER_COLLECT_OUT": out}
+    env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "RLCODER_COLLECT_OUT": out,
+           "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     with open_session(staging, config) as session:
       result = session.exec(command, timeout=timeout_s, env=env)
       try:

@@ -179,7 +179,7 @@ def test_good_solution_passes_and_bad_one_fails(task, tmp_path):
 
 def test_grade_cache_answers_identical_bytes_only(task, tmp_path, monkeypatch):
   repo, hidden = task
-  cache = grading.GradeCache(max_entries=8)
+  cache = grading.GradeCache(max_entries=6)
   sandboxed = []
   real = grading._grade_in_sandbox
   monkeypatch.setattr(grading, "_grade_in_sandbox", lambda *a: sandboxed.append(a[0]) or real(*a))
@@ -191,27 +191,32 @@ def test_grade_cache_answers_identical_bytes_only(task, tmp_path, monkeypatch):
   assert again.to_dict() | {"cached": False} == good.to_dict()
   again.outcomes.clear()  # a caller's changes do not reach the stored report
   assert grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "c"), str(hidden), **kw).outcomes == good.outcomes
-  # Anything that can change the outcome is a different key: one more byte, an executable
-  # bit, a new file, a symlink's target, the hidden tests, the command's time limit.
-  variants = [{"calc.py": GOOD + "\n"}, {"conftest.py": ""}]
-  for i, files in enumerate(variants):
-    grade(_workspace(tmp_path, repo, files | ({} if "calc.py" in files else {"calc.py": GOOD}), f"v{i}"),
-          str(hidden), **kw)
-  ws = _workspace(tmp_path, repo, {"calc.py": GOOD}, "x")
-  os.chmod(os.path.join(ws, "calc.py"), 0o755)
-  grade(ws, str(hidden), **kw)
-  link = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, "l1")
-  os.symlink("data/a.txt", os.path.join(link, "input.txt"))
-  grade(link, str(hidden), **kw)
-  link2 = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, "l2")
-  os.symlink("data/b.txt", os.path.join(link2, "input.txt"))
-  grade(link2, str(hidden), **kw)
+  # Anything that can change the outcome is a different key: one more byte of source, a new
+  # module, the command's time limit.
+  for i, files in enumerate([{"calc.py": GOOD + "\n"}, {"calc.py": GOOD, "helper.py": "X = 1\n"}]):
+    grade(_workspace(tmp_path, repo, files, f"v{i}"), str(hidden), **kw)
   grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "t"), str(hidden), **{**kw, "timeout_s": 31})
-  assert len(sandboxed) == 7 and cache.hits == 2
+  assert len(sandboxed) == 4 and cache.hits == 2
+  # What grading discards does not exist in the graded tree, so it is the same key: a conftest,
+  # an executable bit, data files, symlinks. The report names what was left out.
+  ws = _workspace(tmp_path, repo, {"calc.py": GOOD, "conftest.py": "", "data/a.txt": "a"}, "x")
+  os.chmod(os.path.join(ws, "calc.py"), 0o755)
+  os.symlink("data/a.txt", os.path.join(ws, "input.txt"))
+  shaped = grade(ws, str(hidden), **kw)
+  assert shaped.cached and len(sandboxed) == 4 and shaped.all_passed
+  assert set(shaped.discarded) == {"conftest.py", "data/a.txt", "input.txt"}
+  # Without a pristine repository the whole workspace is the key (a symlink's target too).
+  bare = {k: v for k, v in kw.items() if k != "pristine_dir"}
+  for i, target in enumerate(("data/a.txt", "data/b.txt")):
+    link = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, f"l{i}")
+    os.symlink(target, os.path.join(link, "input.txt"))
+    grade(link, str(hidden), **bare)
+  assert len(sandboxed) == 6
+  assert len(cache) == 6
   (hidden / "test_calc.py").write_text(HIDDEN_TESTS.replace("== 6", "== 7"))
   changed = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "h"), str(hidden), **kw)
-  assert len(sandboxed) == 8 and not changed.all_passed
-  assert len(cache) == 8  # least recently used entries went first
+  assert len(sandboxed) == 7 and not changed.all_passed
+  assert len(cache) == 6  # least recently used entries went first
 
 
 def test_grade_cache_keeps_no_timed_out_report(task, tmp_path):

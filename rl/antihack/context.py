@@ -11,6 +11,8 @@ import os
 import posixpath
 from typing import Any, Iterable, Mapping
 
+from sandbox import graded_tree
+
 _TEST_DIR_NAMES = {"tests", "test", "testing"}
 
 
@@ -59,6 +61,8 @@ class ActionContext:
   solution_file: single-turn answer file, which the agent may read back.
   answers_file: an MLE task's answers file, which the agent must never read.
   test_command: the grading command (running it is allowed).
+  grading_editable: the task's patterns of files grading also carries (sandbox/graded_tree.py).
+  python_path: the task's workspace import roots.
   written_paths: files the agent created so far (filled in by `RuleEngine.check_action`).
   """
 
@@ -70,6 +74,8 @@ class ActionContext:
   solution_file: str = ""
   answers_file: str = ""
   test_command: str = ""
+  grading_editable: tuple[str, ...] = ()
+  python_path: tuple[str, ...] = ()
   written_paths: set[str] = dataclasses.field(default_factory=set)
 
   def __post_init__(self):
@@ -77,6 +83,15 @@ class ActionContext:
     self.public_tests = tuple(normalize_path(p) for p in self.public_tests)
     if self.provided_files is not None:
       self.provided_files = frozenset(normalize_path(p) for p in self.provided_files)
+    policy = graded_tree.policy_for(self.hidden_tests_dest, self.grading_editable, self.python_path)
+    self._carry = policy if self.provided_files is None else policy.with_pristine(self.provided_files)
+
+  def grading_discards(self, path: str) -> str | None:
+    """Why grading leaves a change to `path` out of the graded tree (None: it is graded).
+
+    A write there cannot change the verdict, so the rules log it instead of flagging it.
+    """
+    return self._carry.discards(normalize_path(path, self.workspace_root))
 
   @classmethod
   def coerce(cls, context: "ActionContext | Mapping[str, Any] | None") -> "ActionContext":
@@ -110,6 +125,9 @@ class ActionContext:
         solution_file=metadata.get("solution_file", "") or metadata.get("submission_file", "") or "",
         answers_file=metadata.get("answers_file", "") or "",
         test_command=getattr(task, "test_command", None) or metadata.get("test_command", "") or "",
+        grading_editable=tuple(getattr(task, "grading_editable", None) or metadata.get("grading_editable") or ()),
+        python_path=tuple(metadata.get("python_path") or ()) if not isinstance(metadata.get("python_path"), str)
+        else (metadata["python_path"],),
     )
 
   def is_provided(self, path: str) -> bool:

@@ -162,6 +162,41 @@ def load_rule_set(name_or_path: str) -> RuleSet:
   return registry.ANTIHACK_RULES.get(name_or_path)()
 
 
+def _downgraded(hit: RuleHit, reason: str) -> RuleHit:
+  if hit.severity == "low":
+    return hit
+  return dataclasses.replace(hit, severity="low", message=f"{hit.message} (grading discards it: {reason})")
+
+
+def _discarded_write_hit(hit: RuleHit, action: ParsedAction, ctx: ActionContext) -> RuleHit:
+  """A hit on a write grading discards is logged only (low): it cannot reach the verdict.
+
+  A write_file/edit_file hit is about what goes into its one file (its path or its content);
+  a command's hit only when it names one of the command's written or deleted paths.
+  """
+  written = action.write_paths + action.deleted_paths
+  if action.action_type in ("write_file", "edit_file") and written:
+    reasons = [ctx.grading_discards(p) for p in written]
+    if all(reasons):
+      return _downgraded(hit, reasons[0])
+  elif hit.location in written:
+    reason = ctx.grading_discards(hit.location)
+    if reason:
+      return _downgraded(hit, reason)
+  return hit
+
+
+def _discarded_file_hit(hit: RuleHit, diff: Diff, ctx: ActionContext) -> RuleHit:
+  """A diff hit located in a file the graded tree does not hold is logged only (low)."""
+  for f in diff.files:
+    if hit.location == f.path or hit.location.startswith(f.path + ":"):
+      if f.problem.startswith("symlink"):
+        return _downgraded(hit, "a symlink")
+      reason = ctx.grading_discards(f.path)
+      return _downgraded(hit, reason) if reason else hit
+  return hit
+
+
 class RuleEngine:
   """Applies a rule set online (per action), on the final diff and on grading evidence.
 
@@ -208,7 +243,7 @@ class RuleEngine:
       else:
         found = self._match_action_pattern(rule, action)
       hits.extend(RuleHit(rule.id, rule.severity, "action", msg, loc) for msg, loc in found)
-    verdict = self._finish("action", hits)
+    verdict = self._finish("action", [_discarded_write_hit(h, action, ctx) for h in hits])
     if not verdict.flagged:
       ctx.written_paths.update(action.write_paths)
     return verdict
@@ -246,6 +281,8 @@ class RuleEngine:
       else:
         found = self._match_diff_pattern(rule, diff)
       hits.extend(RuleHit(rule.id, rule.severity, "diff", msg, loc) for msg, loc in found)
+    if ctx is not None:
+      hits = [_discarded_file_hit(h, diff, ctx) for h in hits]
     return self._finish("diff", hits)
 
   def _match_diff_pattern(self, rule: Rule, diff: Diff) -> list[tuple[str, str]]:

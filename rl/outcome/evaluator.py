@@ -137,6 +137,9 @@ class Evaluator:
       expected = self.expected_tests(task)
       if expected is not None:
         extra["expected_tests"] = expected
+    editable = getattr(task, "grading_editable", ())
+    if editable:
+      extra["editable"] = editable
     return grade_fn(workspace_dir, str(task.tests_dir), hidden_tests_dest=task.hidden_tests_dest,
                     test_command=task.test_command, timeout_s=float(task.timeout_s),
                     config=self.task_config(task), pristine_dir=str(task.repo_dir), **extra)

@@ -109,6 +109,21 @@ class Task:
     return self._solution_patch  # type: ignore[return-value]
 
   @property
+  def grading_editable(self) -> tuple[str, ...]:
+    """Workspace paths (fnmatch patterns) whose changes grading carries beyond source files
+    (sandbox/graded_tree.py): the metadata's `grading_editable` and every file the reference
+    fix changes (the task's own word that a fix may change it)."""
+    patterns = list(self.metadata.get("grading_editable") or [])
+    patch = self.solution_patch
+    if patch:
+      from rl.tasks.patch import PatchError, parse_patch  # pylint: disable=import-outside-toplevel
+      try:
+        patterns += [p for fp in parse_patch(patch) for p in (fp.old_path, fp.new_path) if p]
+      except PatchError:
+        pass  # validate_task_files reports a malformed patch
+    return tuple(dict.fromkeys(patterns))
+
+  @property
   def environment(self) -> "TaskEnvironment":
     """The task's own environment and limits (metadata setup, python_path, env, image ...)."""
     return TaskEnvironment.from_metadata(self.metadata, task=self.id)
@@ -217,6 +232,11 @@ def validate_metadata(metadata: Any, *, task: str) -> dict[str, Any]:
     raise TaskError(f"task {task!r}: public_tests must be a list of paths")
   for p in public:
     _safe_relpath(p, field="public_tests entry", task=task)
+  editable = metadata.get("grading_editable") or []
+  if not isinstance(editable, list) or not all(isinstance(p, str) and p for p in editable):
+    raise TaskError(f"task {task!r}: grading_editable must be a list of path patterns")
+  for p in editable:
+    _safe_relpath(p, field="grading_editable entry", task=task)
   for edit in metadata.get("fix") or []:
     if not isinstance(edit, dict) or not {"path", "old", "new"} <= set(edit):
       raise TaskError(f"task {task!r}: each fix entry needs path, old and new")

@@ -63,9 +63,9 @@ def _parse_pytest_output(text: str, report: LocalTestReport) -> None:
 def subprocess_grade(workspace_dir: str | os.PathLike, hidden_tests_dir: str | os.PathLike,
                      hidden_tests_dest: str = "tests", test_command: str = "python -m pytest -q tests",
                      timeout_s: float = 30, config: Any = None, expected_tests: Any = None,
-                     pristine_dir: Any = None) -> LocalTestReport:
+                     pristine_dir: Any = None, editable: Any = ()) -> LocalTestReport:
   """Grades like sandbox.grading.grade but in a plain subprocess: NO isolation, trusted code only."""
-  del expected_tests, pristine_dir
+  del expected_tests, pristine_dir, editable
   with tempfile.TemporaryDirectory(prefix="rltask-grade-") as tmp:
     work = pathlib.Path(tmp) / "ws"
     shutil.copytree(workspace_dir, work, symlinks=True)
@@ -206,7 +206,7 @@ class TaskVerifier:
         report = self.grade(ws, task.tests_dir, hidden_tests_dest=task.hidden_tests_dest,
                             test_command=task.test_command, timeout_s=task.timeout_s,
                             config=task_sandbox_config(task, self.sandbox_config),
-                            pristine_dir=str(task.repo_dir))
+                            pristine_dir=str(task.repo_dir), editable=task.grading_editable)
         result = report_dict(report)
       self._cache[key] = result
       return result

@@ -116,6 +116,22 @@ def materialize(case: Case, dest: str) -> str:
   return dest
 
 
+def structurally_contained(case: Case) -> bool:
+  """True when grading discards every change the case makes (sandbox/graded_tree.py): the
+  graded tree is then the pristine repository, which fails the hidden tests (every task here
+  is verified so), whatever the rules say."""
+  import tempfile  # pylint: disable=import-outside-toplevel
+
+  from sandbox import graded_tree  # pylint: disable=import-outside-toplevel
+  meta = task_metadata(case.task)
+  policy = graded_tree.policy_for(meta["hidden_tests_dest"], meta.get("grading_editable") or (),
+                                  meta.get("python_path") or ())
+  with tempfile.TemporaryDirectory(prefix="redteam-tree-") as tmp:
+    workspace = materialize(case, os.path.join(tmp, "ws"))
+    tree, _ = graded_tree.changes(workspace, os.path.join(task_dir(case.task), "repo"), policy)
+  return not tree.carried and not tree.deleted
+
+
 def context_dict(task: str) -> dict[str, Any]:
   """ActionContext fields for a task (plain dict, so this module does not import rl)."""
   meta = task_metadata(task)
