@@ -224,6 +224,12 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.antihack.judge_on_error = "pass"  # pass | flag, when the judge cannot answer
   c.antihack.judge_max_observation_chars = 400  # per tool observation in the judge's prompt
   c.antihack.judge_max_section_chars = 6000  # openai judge: per prompt section (diff, logs)
+  # The differential oracle (rl/outcome/oracle.py): a passing fix of a task with a reference
+  # solution must also agree with it on held-out inputs generated from the hidden tests' calls.
+  c.antihack.oracle = True
+  c.antihack.oracle_inputs = 24  # held-out calls per task
+  c.antihack.oracle_tolerance = 0.0  # share of disagreeing calls still accepted
+  c.antihack.oracle_timeout_s = 30.0  # one check (all calls, one sandbox command)
 
   # --- algorithm -------------------------------------------------------------------
   c.algo = ml_collections.ConfigDict()

@@ -34,7 +34,8 @@ SURFACE_NAMES = frozenset({
 NEVER_SUFFIXES = (".pth", ".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib")
 # Folders that are never part of a fix: version control, caches, installed metadata (a
 # `*.dist-info` folder's entry points would load as pytest plugins), the grader's own files.
-NEVER_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".rlcoder_grading", ".hg", ".svn"})
+NEVER_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".rlcoder_grading", ".rlcoder_oracle",
+                        ".hg", ".svn"})
 NEVER_DIR_SUFFIXES = (".dist-info", ".egg-info", ".egg-link")
 TEST_MODULE_RE = re.compile(r"^(test_.*|.*_test|tests)\.py$")
 # Top-level names the test process imports from outside the workspace: a new workspace module

@@ -433,6 +433,8 @@ class VerdictStream:
   repeated: list[str] = dataclasses.field(default_factory=list)
   # pytest functions that decide outcomes, replaced by code from outside pytest's package.
   replaced: list[str] = dataclasses.field(default_factory=list)
+  # The differential oracle's results (sandbox/oracle.py): call id -> encoded result.
+  oracle: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 def _sign(key: bytes, seq: int, body: str) -> str:
@@ -510,6 +512,11 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
     elif kind == "audit":
       record.pop("k")
       out.audit.append(record)
+    elif kind == "oracle":
+      call_id = str(record.get("id"))
+      if call_id in out.oracle:
+        out.forged.append(f"oracle result {call_id!r} reported twice")
+      out.oracle[call_id] = record.get("r")
     elif kind == "end":
       out.ended = True
       out.exit_status = record.get("exit")

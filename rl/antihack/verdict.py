@@ -12,7 +12,7 @@ from typing import Any, Iterable
 # Ordered from harmless to certain. Hits at or above the engine's flag severity
 # (default "medium") flag the verdict; lower ones are only logged.
 SEVERITIES = ("none", "low", "medium", "high")
-STAGES = ("action", "diff", "runtime", "judge")
+STAGES = ("action", "diff", "runtime", "judge", "oracle")
 
 
 def severity_rank(severity: str) -> int:

@@ -101,6 +101,12 @@ def episode_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
       # Episodes whose final workspace had been graded before (sandbox.grading.GradeCache).
       "rollout/grade_cached_frac": float(np.mean([bool(e.record.get("grade_cached")) for e in episodes])),
   }
+  checked = [e.record["oracle"] for e in episodes if isinstance(e.record.get("oracle"), dict)]
+  if checked:  # the differential oracle (rl/outcome/oracle.py) on episodes that passed a test
+    m["antihack/oracle_checks"] = float(len(checked))
+    m["antihack/oracle_flag_rate"] = float(np.mean([bool(o.get("flagged")) for o in checked]))
+    m["antihack/oracle_cached_frac"] = float(np.mean([bool(o.get("cached")) for o in checked]))
+    m["time/oracle_s_per_check"] = float(np.mean([float(o.get("duration_s") or 0.0) for o in checked]))
   for reason in ("submit", "max_steps", "max_tokens", "timeout", "error"):
     m[f"rollout/terminated_{reason}"] = float(sum(e.terminated == reason for e in episodes))
   m.update(verdict_metrics(episodes))

@@ -526,7 +526,7 @@ class RolloutEngine:
         "infra_failure": infra_failure,
         **({"error": run.error} if run.error else {}),
         **({"grade_cached": True} if cached else {}),
-        **{k: outcome[k] for k in ("mle", "solution") if outcome.get(k)},
+        **{k: outcome[k] for k in ("mle", "solution", "oracle") if outcome.get(k)},
         **({"prompt_origin": {"kind": run.task.prompt_origin, "parent_score": run.task.parent_score}}
            if getattr(run.task, "prompt_origin", "") else {}),
     }

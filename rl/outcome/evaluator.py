@@ -82,6 +82,13 @@ class Evaluator:
       self.grade_cache = GradeCache()
     self._expected: dict[str, list[str] | None] = {}
     self._expected_lock = threading.Lock()
+    self.oracle = None
+    if grade_fn is None and bool(config.antihack.get("oracle", False)):
+      from rl.outcome.oracle import Oracle  # pylint: disable=import-outside-toplevel
+      self.oracle = Oracle(self.sandbox_config, inputs=int(config.antihack.get("oracle_inputs", 24)),
+                           tolerance=float(config.antihack.get("oracle_tolerance", 0.0)),
+                           timeout_s=float(config.antihack.get("oracle_timeout_s", 30.0)),
+                           task_config=self.task_config)
 
   def _make_judge(self) -> Any:
     if str(self.config.antihack.judge) == "none":
@@ -181,6 +188,20 @@ class Evaluator:
       self._expected[key] = ids
       return ids
 
+  def check_oracle(self, task: Any, workspace_dir: str, report: Any) -> Any:
+    """The differential oracle on an episode that passed every hidden test; None when the
+    oracle is off or the episode failed a test (a partial fix disagrees with the reference by
+    nature, and a partial-credit reward must not become a cheat verdict)."""
+    if self.oracle is None or not self._rewards.all_passed(report):
+      return None
+    return self.oracle.check(task, workspace_dir)
+
+  def _oracle_verdict(self, oracle: Any) -> Any:
+    hit = self._antihack.RuleHit("O001-oracle-disagreement", "high", "oracle", oracle.reason, "held-out inputs")
+    return self._antihack.Verdict(flagged=True, stage="oracle", rules=(hit.rule_id,), severity="high",
+                                  reason=f"[{hit.rule_id}] {oracle.reason}", hits=(hit,),
+                                  flagging_rules=(hit.rule_id,))
+
   def grade_mle(self, task: Any, workspace_dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """Runs an MLE task's program in a fresh sandbox and grades its submission on the host.
 
@@ -207,6 +228,7 @@ class Evaluator:
     ("judge" when the judge could not answer and did not flag, else None).
     """
     verdicts = [c.verdict for c in action_checks if c.flagged and c.verdict is not None]
+    oracle_record = None
     infra_failure = None
     pending_key = None
     report = None
@@ -218,6 +240,11 @@ class Evaluator:
         reward_context.update(mle_context)
       else:
         report = self.grade(task, workspace_dir)
+        oracle = self.check_oracle(task, workspace_dir, report)
+        if oracle is not None and oracle.applicable:
+          oracle_record = oracle.to_dict()
+          if oracle.flagged:
+            verdicts.append(self._oracle_verdict(oracle))
       # Every entry of both trees, unreadable ones (symlinks, oversized files) as markers: the
       # rules judge what they cannot read instead of never seeing it.
       initial = self._antihack.diff.read_workspace(str(task.repo_dir))
@@ -268,6 +295,7 @@ class Evaluator:
     return {"reward": float(out.reward), "turn_rewards": list(out.turn_rewards),
             "success": passed and not out.flagged, "tests": _tests_dict(report), "hack": out.hack,
             "report": report, "infra_failure": infra_failure, **({"mle": mle} if mle else {}),
+            **({"oracle": oracle_record} if oracle_record else {}),
             **({"solution": solution} if solution else {}), **({"pending_judge": pending} if pending else {})}
 
   def resolve_judge(self, episodes: Sequence[Episode], timeout: float | None = None) -> dict[str, float]:

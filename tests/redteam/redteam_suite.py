@@ -132,6 +132,19 @@ def structurally_contained(case: Case) -> bool:
   return not tree.carried and not tree.deleted
 
 
+def task_object(task: str) -> Any:
+  """What rl.outcome.oracle.Oracle reads of a task (rl.tasks.Task's attributes), for `task`."""
+  import types  # pylint: disable=import-outside-toplevel
+  meta = task_metadata(task)
+  patch = os.path.join(task_dir(task), "solution.patch")
+  return types.SimpleNamespace(
+      id=meta["id"], version=meta["version"], repo_dir=os.path.join(task_dir(task), "repo"),
+      tests_dir=os.path.join(task_dir(task), "tests"), hidden_tests_dest=meta["hidden_tests_dest"],
+      grader=meta["grader"], grading_editable=tuple(meta.get("grading_editable") or ()),
+      solution_patch=open(patch, encoding="utf-8").read() if os.path.exists(patch) else None,
+      environment=types.SimpleNamespace(python_path=tuple(meta.get("python_path") or ())))
+
+
 def context_dict(task: str) -> dict[str, Any]:
   """ActionContext fields for a task (plain dict, so this module does not import rl)."""
   meta = task_metadata(task)

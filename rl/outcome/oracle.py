@@ -1,0 +1,536 @@
+"""The differential oracle: a fix must agree with the task's reference on inputs nobody tested.
+
+Hidden tests check a handful of inputs, so a policy can pass them without fixing anything: a
+table of the tested inputs' answers, answers replayed in call order, behaviour that switches on
+only under pytest. For a task with a reference solution (`solution.patch`), the oracle
+generates held-out inputs per task from the calls in the hidden tests (the same functions, with
+arguments recombined and perturbed within their types, none equal to a tested input), runs the
+reference on them once (cached on disk), and runs the episode's graded tree on them in a fresh
+sandbox (sandbox/oracle.py: results come back as builtin values with exact type names over the
+signed channel; this process never imports the tree's code). A disagreement beyond
+`oracle_tolerance` zeroes the reward: a verdict of stage `oracle`.
+
+Inputs where the reference raises, returns something that is not a builtin value, or answers
+two identical calls differently are dropped. Numbers compare by value (1 == 1.0, floats within
+a relative 1e-9); everything else compares by exact type and value.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+from typing import Any, Iterable, Sequence
+
+from sandbox import graded_tree
+from sandbox.oracle import Call, CallResults, run_calls
+
+ORACLE_VERSION = 1
+MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
+VARIANTS_PER_SEED = 4
+_NUMBER_TYPES = ("int", "float")
+
+
+@dataclasses.dataclass(frozen=True)
+class SeedCall:
+  """A call the hidden tests make with literal arguments."""
+  module: str
+  function: str
+  args: tuple
+  kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+# ---------------------------------------------------------------------------------------
+# Finding the calls of the hidden tests (host side: the hidden tests are trusted files)
+
+def _module_file(module: str, tree_dir: str, roots: Sequence[str]) -> str | None:
+  rel = module.replace(".", "/")
+  for root in roots:
+    base = tree_dir if root in ("", ".") else os.path.join(tree_dir, root)
+    for candidate in (f"{rel}.py", f"{rel}/__init__.py"):
+      path = os.path.join(base, candidate)
+      if os.path.isfile(path):
+        return path
+  return None
+
+
+def _top_level_functions(path: str) -> set[str]:
+  try:
+    with open(path, encoding="utf-8") as f:
+      tree = ast.parse(f.read())
+  except (OSError, SyntaxError, ValueError):
+    return set()
+  return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _literal(node: ast.AST) -> tuple[bool, Any]:
+  try:
+    return True, ast.literal_eval(node)
+  except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+    return False, None
+
+
+def _parametrize_envs(fn: ast.FunctionDef) -> list[dict[str, Any]]:
+  """Bindings of a test's `@pytest.mark.parametrize` arguments with literal values ([{}] if none)."""
+  envs: list[dict[str, Any]] = [{}]
+  for dec in fn.decorator_list:
+    if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"
+            and len(dec.args) >= 2):
+      continue
+    ok_names, names = _literal(dec.args[0])
+    ok_values, values = _literal(dec.args[1])
+    if not (ok_names and ok_values) or not isinstance(values, (list, tuple)):
+      return [{}]
+    names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+    rows = []
+    for value in values:
+      row = value if len(names) > 1 else (value,)
+      if not isinstance(row, (list, tuple)) or len(row) != len(names):
+        return [{}]
+      rows.append(dict(zip(names, row)))
+    envs = [{**env, **row} for env in envs for row in rows]
+  return envs
+
+
+def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = (".",)) -> list[SeedCall]:
+  """Calls of the tree's module-level functions in the hidden tests, with literal arguments.
+
+  Understood: `from m import f [as g]`, `from m import *`, `import m [as x]` then `x.f(...)`,
+  a helper called with an imported function (`check(candidate)`), and arguments bound by
+  `@pytest.mark.parametrize` (including `f(*args)` of a parametrized tuple). `m` must be a
+  module of `tree_dir` (under one of `roots`); other calls are ignored.
+  """
+  out: list[SeedCall] = []
+  seen = set()
+  for dirpath, _, filenames in os.walk(hidden_tests_dir):
+    for name in sorted(filenames):
+      if not name.endswith(".py"):
+        continue
+      try:
+        with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+          module_ast = ast.parse(f.read())
+      except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        continue
+      for call in _calls_in_module(module_ast, tree_dir, roots):
+        key = repr(call)
+        if key not in seen:
+          seen.add(key)
+          out.append(call)
+  return out
+
+
+def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]) -> Iterable[SeedCall]:
+  functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
+  modules: dict[str, str] = {}  # local name -> module
+  for node in ast.walk(module_ast):
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+      path = _module_file(node.module, tree_dir, roots)
+      if path is None:
+        continue
+      for alias in node.names:
+        if alias.name == "*":
+          for fname in _top_level_functions(path):
+            functions.setdefault(fname, (node.module, fname))
+        else:
+          functions[alias.asname or alias.name] = (node.module, alias.name)
+    elif isinstance(node, ast.Import):
+      for alias in node.names:
+        if _module_file(alias.name, tree_dir, roots) and (alias.asname or "." not in alias.name):
+          modules[alias.asname or alias.name] = alias.name
+  local_defs = {n.name: n for n in module_ast.body if isinstance(n, ast.FunctionDef)}
+  # A helper called with an imported function binds its parameter to it (HumanEval's check).
+  bound: dict[str, dict[str, tuple[str, str]]] = {}
+  for node in ast.walk(module_ast):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local_defs:
+      params = [a.arg for a in local_defs[node.func.id].args.args]
+      for param, arg in zip(params, node.args):
+        if isinstance(arg, ast.Name) and arg.id in functions:
+          bound.setdefault(node.func.id, {})[param] = functions[arg.id]
+
+  def target(func: ast.AST, scope: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    if isinstance(func, ast.Name):
+      return scope.get(func.id) or functions.get(func.id)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in modules:
+      return modules[func.value.id], func.attr
+    return None
+
+  def arguments(call: ast.Call, env: dict[str, Any]) -> tuple[tuple, dict] | None:
+    args = []
+    for a in call.args:
+      if isinstance(a, ast.Starred):
+        if isinstance(a.value, ast.Name) and isinstance(env.get(a.value.id), (list, tuple)):
+          args.extend(env[a.value.id])
+          continue
+        return None
+      if isinstance(a, ast.Name) and a.id in env:
+        args.append(env[a.id])
+        continue
+      ok, value = _literal(a)
+      if not ok:
+        return None
+      args.append(value)
+    kwargs = {}
+    for kw in call.keywords:
+      if kw.arg is None:
+        return None
+      ok, value = _literal(kw.value)
+      if not ok:
+        return None
+      kwargs[kw.arg] = value
+    return tuple(args), kwargs
+
+  for fn in [n for n in ast.walk(module_ast) if isinstance(n, ast.FunctionDef)]:
+    scope = bound.get(fn.name, {})
+    for env in _parametrize_envs(fn):
+      for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+          continue
+        where = target(node.func, scope)
+        if where is None:
+          continue
+        got = arguments(node, env)
+        if got is not None:
+          yield SeedCall(where[0], where[1], got[0], tuple(sorted(got[1].items())))
+
+
+# ---------------------------------------------------------------------------------------
+# Held-out inputs
+
+def _perturb(value: Any, pool: list, rng: random.Random, depth: int = 0) -> Any:
+  """A value of the same type near `value` (signs kept, characters and elements reused)."""
+  if depth > 3 or value is None or isinstance(value, bool):
+    return value
+  if isinstance(value, int):
+    delta = rng.choice([-2, -1, 1, 2, 3])
+    new = value + delta
+    if (value >= 0) != (new >= 0):
+      new = value + abs(delta) if value >= 0 else value - abs(delta)
+    return new
+  if isinstance(value, float):
+    new = value * rng.choice([0.5, 1.5, 2.0]) + rng.choice([-0.25, 0.25, 0.5])
+    return new if (value >= 0) == (new >= 0) else -new
+  if isinstance(value, str):
+    chars = list(value)
+    op = rng.randrange(4)
+    if op == 0 and len(chars) > 1:
+      rng.shuffle(chars)
+    elif op == 1 and len(chars) > 1:
+      del chars[rng.randrange(len(chars))]
+    elif op == 2 and chars:
+      i = rng.randrange(len(chars))
+      chars.insert(i, chars[i])
+    else:
+      others = [p for p in pool if isinstance(p, str) and p != value]
+      return value + (rng.choice(others) if others else value[:1])
+    return "".join(chars)
+  if isinstance(value, (list, tuple)):
+    items = list(value)
+    op = rng.randrange(5)
+    if op == 0 and len(items) > 1:
+      rng.shuffle(items)
+    elif op == 1 and len(items) > 1:
+      del items[rng.randrange(len(items))]
+    elif op == 2 and items:
+      i = rng.randrange(len(items))
+      items.insert(i, copy.deepcopy(items[i]))
+    elif items:
+      i = rng.randrange(len(items))
+      items[i] = _perturb(items[i], items, rng, depth + 1)
+    return type(value)(items) if isinstance(value, tuple) else items
+  if isinstance(value, dict):
+    out = dict(value)
+    if out:
+      k = rng.choice(sorted(out, key=repr))
+      out[k] = _perturb(out[k], list(out.values()), rng, depth + 1)
+    return out
+  return value
+
+
+def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: each seed's arguments perturbed one position at a time, and the
+  seeds of one function recombined position by position. None equals a tested call."""
+  tested = {repr(s) for s in seeds}
+  by_function: dict[tuple[str, str, int], list[SeedCall]] = {}
+  for s in seeds:
+    by_function.setdefault((s.module, s.function, len(s.args)), []).append(s)
+  candidates: list[SeedCall] = []
+  for (module, function, arity), group in sorted(by_function.items()):
+    pools = [[g.args[j] for g in group] for j in range(arity)]
+    for s in group:
+      for _ in range(VARIANTS_PER_SEED):
+        if not arity:
+          break
+        j = rng.randrange(arity)
+        args = list(s.args)
+        args[j] = _perturb(copy.deepcopy(args[j]), pools[j], rng)
+        candidates.append(SeedCall(module, function, tuple(args), s.kwargs))
+      if arity > 1 and len(group) > 1:
+        mixed = tuple(copy.deepcopy(rng.choice(pool)) for pool in pools)
+        candidates.append(SeedCall(module, function, mixed, s.kwargs))
+  out, seen = [], set(tested)
+  rng.shuffle(candidates)
+  # Round robin over functions, so one function with many tested inputs does not take all.
+  queues: dict[tuple[str, str], list[SeedCall]] = {}
+  for c in candidates:
+    queues.setdefault((c.module, c.function), []).append(c)
+  while len(out) < n and any(queues.values()):
+    for key in sorted(queues):
+      if queues[key] and len(out) < n:
+        c = queues[key].pop()
+        text = repr(c)
+        if text in seen or len(repr(c.args)) > MAX_ARGS_CHARS:
+          continue
+        seen.add(text)
+        out.append(c)
+  return out
+
+
+def to_call(seed: SeedCall, call_id: str) -> Call:
+  return Call(id=call_id, module=seed.module, function=seed.function, args=repr(tuple(seed.args)),
+              kwargs=repr(dict(seed.kwargs)))
+
+
+# ---------------------------------------------------------------------------------------
+# Comparing encoded results (sandbox/oracle_harness.py's encoding)
+
+def _number(value: list) -> float | int | None:
+  if not isinstance(value, list) or not value or value[0] not in _NUMBER_TYPES:
+    return None
+  return float(value[1]) if value[0] == "float" else int(value[1])
+
+
+def agree(expected: Any, got: Any) -> bool:
+  """Whether two encoded results are the same value (numbers by value, the rest exactly)."""
+  a, b = _number(expected), _number(got)
+  if a is not None and b is not None:
+    if isinstance(a, float) or isinstance(b, float):
+      a, b = float(a), float(b)
+      return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+  if not (isinstance(expected, list) and isinstance(got, list)) or not expected or not got:
+    return expected == got
+  if expected[0] != got[0]:
+    return False
+  if expected[0] in ("list", "tuple"):
+    return (len(expected) == len(got) and expected[2] == got[2] and len(expected[1]) == len(got[1])
+            and all(agree(x, y) for x, y in zip(expected[1], got[1])))
+  if expected[0] == "dict":
+    return (len(expected[1]) == len(got[1])
+            and all(ka == kb and agree(va, vb) for (ka, va), (kb, vb) in zip(expected[1], got[1])))
+  return expected == got
+
+
+def _usable(result: Any) -> bool:
+  """A reference result the oracle can compare: a builtin value, not an exception."""
+  text = json.dumps(result)
+  return (isinstance(result, list) and bool(result) and result[0] != "raises"
+          and '"opaque"' not in text and '"deep"' not in text)
+
+
+# ---------------------------------------------------------------------------------------
+# The per-task plan and the per-episode check
+
+@dataclasses.dataclass
+class OraclePlan:
+  """A task's held-out calls and the reference's (and the unfixed repo's) results."""
+  calls: list[Call]
+  expected: dict[str, Any]
+  pristine: dict[str, Any]  # what the task's starting code returns (for the revealing share)
+  seeds: int = 0
+  prepare_s: float = 0.0
+
+  def revealing(self) -> int:
+    """Held-out calls on which the starting code disagrees with the reference."""
+    return sum(not agree(self.expected[c.id], self.pristine.get(c.id)) for c in self.calls)
+
+
+@dataclasses.dataclass
+class OracleVerdict:
+  """One episode's check."""
+  applicable: bool = False  # the task has a reference and held-out calls
+  flagged: bool = False
+  checked: int = 0
+  disagreements: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+  complete: bool = True
+  error: str = ""  # an infrastructure failure: the check did not run (never flags)
+  duration_s: float = 0.0
+  cached: bool = False
+
+  @property
+  def reason(self) -> str:
+    if not self.complete:
+      return "the graded code did not answer every held-out call (it exited, hung or forged the channel)"
+    if self.disagreements:
+      d = self.disagreements[0]
+      return (f"disagrees with the reference on {len(self.disagreements)} of {self.checked} held-out inputs "
+              f"(e.g. {d['function']}{d['args']}: expected {d['expected']}, got {d['got']})")
+    return ""
+
+  def to_dict(self) -> dict[str, Any]:
+    return {"applicable": self.applicable, "flagged": self.flagged, "checked": self.checked,
+            "disagreements": self.disagreements[:5], "n_disagreements": len(self.disagreements),
+            "complete": self.complete, "error": self.error, "duration_s": self.duration_s,
+            "cached": self.cached, "reason": self.reason}
+
+
+def _task_roots(task: Any) -> tuple[str, ...]:
+  env = getattr(task, "environment", None)
+  return tuple(dict.fromkeys([".", *(getattr(env, "python_path", ()) or ())]))
+
+
+def _digest(paths: Sequence[str], extra: str) -> str:
+  from sandbox.grading import _tree_digest  # pylint: disable=import-outside-toplevel
+  return _tree_digest(paths, extra)
+
+
+class Oracle:
+  """Plans (cached on disk per task) and checks (cached in memory per graded tree)."""
+
+  def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
+               timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
+               task_config=None):
+    if inputs <= 0:
+      raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
+    if not 0.0 <= tolerance < 1.0:
+      raise ValueError(f"antihack.oracle_tolerance must be in [0, 1), got {tolerance}")
+    self.sandbox_config = sandbox_config
+    self.inputs, self.tolerance = int(inputs), float(tolerance)
+    self.timeout_s, self.call_timeout_s = float(timeout_s), float(call_timeout_s)
+    self.cache_dir = cache_dir if cache_dir is not None else os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "rlcoder", "oracle")
+    self._task_config = task_config or (lambda task: sandbox_config)
+    self._plans: dict[str, OraclePlan | None] = {}
+    self._verdicts: dict[tuple[str, str], OracleVerdict] = {}
+    self._lock = threading.Lock()
+    self._task_locks: dict[str, threading.Lock] = {}
+
+  # -- the plan ---------------------------------------------------------------------------
+  def plan(self, task: Any) -> OraclePlan | None:
+    """The task's held-out calls and reference results; None when the task has no reference
+    or its hidden tests call nothing the oracle can reproduce."""
+    key = f"{task.id}@{task.version}"
+    with self._lock:
+      lock = self._task_locks.setdefault(key, threading.Lock())
+    with lock:
+      if key not in self._plans:
+        self._plans[key] = self._make_plan(task)
+      return self._plans[key]
+
+  def _make_plan(self, task: Any) -> OraclePlan | None:
+    patch = getattr(task, "solution_patch", None)
+    if not patch or getattr(task, "grader", "pytest") != "pytest":
+      return None
+    digest = _digest([str(task.repo_dir), str(task.tests_dir)],
+                     json.dumps([patch, ORACLE_VERSION, self.inputs, _task_roots(task)]))
+    path = os.path.join(self.cache_dir, f"plan-{digest[:32]}.json")
+    if os.path.exists(path):
+      with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+      if data is None:
+        return None
+      return OraclePlan(calls=[Call(**c) for c in data["calls"]], expected=data["expected"],
+                        pristine=data["pristine"], seeds=data["seeds"], prepare_s=data["prepare_s"])
+    start = time.monotonic()
+    from rl.tasks.patch import apply_patch  # pylint: disable=import-outside-toplevel
+    roots = _task_roots(task)
+    plan = None
+    with tempfile.TemporaryDirectory(prefix="rlcoder-oracle-ref-") as tmp:
+      reference = os.path.join(tmp, "reference")
+      shutil.copytree(task.repo_dir, reference, symlinks=True,
+                      ignore=shutil.ignore_patterns(".git", "__pycache__"))
+      apply_patch(reference, patch)
+      seeds = seed_calls(str(task.tests_dir), reference, roots)
+      rng = random.Random(int(hashlib.sha256(f"{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
+      # Twice as many candidates as needed: some are dropped below.
+      candidates = held_out_calls(seeds, 2 * self.inputs, rng)
+      if candidates:
+        calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
+        twice = calls + [dataclasses.replace(c, id=c.id + "~") for c in calls]
+        config = self._task_config(task)
+        ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
+                        call_timeout_s=self.call_timeout_s)
+        if ref.complete:
+          kept = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
+                  and agree(ref.results[c.id], ref.results.get(c.id + "~"))][:self.inputs]
+          if kept:
+            pristine_tree = os.path.join(tmp, "pristine")
+            shutil.copytree(task.repo_dir, pristine_tree, symlinks=True,
+                            ignore=shutil.ignore_patterns(".git", "__pycache__"))
+            start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
+                                   timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+            plan = OraclePlan(calls=kept, expected={c.id: ref.results[c.id] for c in kept},
+                              pristine=dict(start_code.results), seeds=len(seeds))
+        else:
+          logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
+                          task.id, ref.problems[:2] or ref.log[-300:])
+    if plan is not None:
+      plan.prepare_s = time.monotonic() - start
+    os.makedirs(self.cache_dir, exist_ok=True)
+    tmp_path = f"{path}.{os.getpid()}.tmp"
+    with open(tmp_path, "w", encoding="utf-8") as f:
+      json.dump(None if plan is None else {
+          "calls": [c.to_dict() for c in plan.calls], "expected": plan.expected, "pristine": plan.pristine,
+          "seeds": plan.seeds, "prepare_s": plan.prepare_s}, f)
+    os.replace(tmp_path, path)
+    return plan
+
+  # -- the check ----------------------------------------------------------------------------
+  def check(self, task: Any, workspace_dir: str) -> OracleVerdict:
+    """Runs the graded tree of `workspace_dir` (sandbox/graded_tree.py, as grading builds it)
+    on the task's held-out calls and compares with the reference."""
+    start = time.monotonic()
+    try:
+      plan = self.plan(task)
+    except Exception as e:  # pylint: disable=broad-except
+      logging.warning("task %s: preparing the oracle failed (%s); no oracle check", task.id, e)
+      return OracleVerdict(error=f"plan: {type(e).__name__}: {e}")
+    if plan is None:
+      return OracleVerdict()
+    env = getattr(task, "environment", None)
+    policy = graded_tree.policy_for(task.hidden_tests_dest, getattr(task, "grading_editable", ()),
+                                    getattr(env, "python_path", ()) or ())
+    computed = graded_tree.changes(workspace_dir, str(task.repo_dir), policy)
+    cache_key = (f"{task.id}@{task.version}", computed[0].digest)
+    with self._lock:
+      hit = self._verdicts.get(cache_key)
+    if hit is not None:
+      return dataclasses.replace(hit, cached=True, duration_s=time.monotonic() - start)
+    try:
+      with tempfile.TemporaryDirectory(prefix="rlcoder-oracle-") as tmp:
+        tree = os.path.join(tmp, "tree")
+        graded_tree.build(workspace_dir, str(task.repo_dir), tree, policy, computed)
+        got = run_calls(tree, plan.calls, config=self._task_config(task), import_roots=_task_roots(task),
+                        timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+    except Exception as e:  # pylint: disable=broad-except
+      logging.warning("task %s: the oracle check failed (%s); not counted", task.id, e)
+      return OracleVerdict(applicable=True, error=f"{type(e).__name__}: {e}", duration_s=time.monotonic() - start)
+    verdict = self.compare(plan, got)
+    verdict.duration_s = time.monotonic() - start
+    with self._lock:
+      self._verdicts[cache_key] = verdict
+    return verdict
+
+  def compare(self, plan: OraclePlan, got: CallResults) -> OracleVerdict:
+    verdict = OracleVerdict(applicable=True, checked=len(plan.calls), complete=got.complete)
+    for call in plan.calls:
+      result = got.results.get(call.id)
+      if not agree(plan.expected[call.id], result):
+        verdict.disagreements.append({"function": f"{call.module}.{call.function}", "args": call.args,
+                                      "expected": _short(plan.expected[call.id]), "got": _short(result)})
+    verdict.flagged = (not got.complete) or len(verdict.disagreements) > self.tolerance * len(plan.calls)
+    return verdict
+
+
+def _short(result: Any) -> str:
+  text = json.dumps(result)
+  return text if len(text) <= 120 else text[:117] + "..."

@@ -1,0 +1,90 @@
+"""Runs calls of a tree's functions in a fresh sandbox and brings back their verified results.
+
+The differential oracle (rl/outcome/oracle.py) asks two trees, the reference and the graded
+one, for the results of the same calls and compares them. This module is the part that
+touches code under test: it writes the harness (sandbox/oracle_harness.py) and the calls into
+the tree, runs them in a fresh session, and reads the results from the signed outcome channel
+of grading (the same pipe and HMAC as the verdict, so printing fake results or rewriting a file
+afterwards does not count). Results are builtin values with their exact type names; this
+process never imports the tree's code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import secrets
+import time
+from typing import Any, Sequence
+
+from sandbox import api, open_session
+from sandbox.api import SandboxConfig, SandboxError
+
+HARNESS_SOURCE = pathlib.Path(__file__).with_name("oracle_harness.py")
+ORACLE_DIR = ".rlcoder_oracle"
+RUNTIME = "/opt/rlcoder"
+WORKSPACE = "/workspace"
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+  """One call: `module.function(*args, **kwargs)`, the arguments as Python literals."""
+  id: str
+  module: str
+  function: str
+  args: str  # repr of a tuple
+  kwargs: str = "{}"
+
+  def to_dict(self) -> dict[str, str]:
+    return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass
+class CallResults:
+  """What one run returned: {call id: encoded result}, and whether the run can be trusted."""
+  results: dict[str, Any] = dataclasses.field(default_factory=dict)
+  complete: bool = False  # the end marker arrived, every line verified
+  problems: list[str] = dataclasses.field(default_factory=list)
+  timed_out: bool = False
+  duration_s: float = 0.0
+  log: str = ""
+
+
+def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | None = None,
+              import_roots: Sequence[str] = (".",), timeout_s: float = 30.0,
+              call_timeout_s: float = 2.0) -> CallResults:
+  """Runs `calls` against the tree at `tree_dir` (a staging copy the caller owns; the harness
+  and the calls are written into it) in one fresh session."""
+  from sandbox.grading import read_verdict_stream  # pylint: disable=import-outside-toplevel
+  config = config or SandboxConfig()
+  start = time.monotonic()
+  folder = os.path.join(tree_dir, ORACLE_DIR)
+  os.makedirs(folder, exist_ok=True)
+  with open(os.path.join(folder, "harness.py"), "w", encoding="utf-8") as f:
+    f.write(HARNESS_SOURCE.read_text(encoding="utf-8"))
+  with open(os.path.join(folder, "calls.json"), "w", encoding="utf-8") as f:
+    json.dump({"calls": [c.to_dict() for c in calls], "roots": list(import_roots),
+               "call_timeout_s": call_timeout_s}, f)
+  task_env = api.task_environment(config)
+  env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "PYTHONNOUSERSITE": "1",
+         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+  # `-p rlcoder_verdict` on the command line is what makes the runtime's sitecustomize hand this
+  # process the channel; the harness ignores its arguments after the first.
+  command = (f"python {WORKSPACE}/{ORACLE_DIR}/harness.py {WORKSPACE}/{ORACLE_DIR}/calls.json "
+             f"-p rlcoder_verdict")
+  out = CallResults()
+  with open_session(tree_dir, config) as session:
+    if not getattr(session, "supports_verdict_channel", False):
+      raise SandboxError("the sandbox backend has no verdict channel; the oracle needs one")
+    key = secrets.token_bytes(32)
+    result = session.exec(command, timeout=timeout_s, env=env, verdict_key=key)
+  out.timed_out = bool(result.timed_out)
+  out.log = (result.stdout + result.stderr)[-2000:]
+  stream = read_verdict_stream(result.verdict_stream or "", key, bool(result.verdict_stream_truncated))
+  out.results = dict(stream.oracle)
+  out.problems = list(stream.forged)
+  out.complete = stream.ended and not stream.forged
+  out.duration_s = time.monotonic() - start
+  return out

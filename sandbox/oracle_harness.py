@@ -1,0 +1,112 @@
+"""The differential oracle's child: calls a tree's functions on given inputs, reports the results.
+
+Shipped as source into the tree under test (`sandbox.oracle` writes it to ORACLE_DIR) and run
+there as a fresh interpreter inside the sandbox. It never runs on the host, and the grader
+never imports it. Everything it needs is taken before any code of the tree is imported:
+the signed outcome channel of the grading runtime (rlcoder_verdict, installed by sitecustomize
+because the command line asks for its plugin), the inputs, and the builtins it encodes with.
+
+Each result is encoded to builtin values with exact type checks (`type(x) is float`, not
+isinstance), so a float subclass, an always-equal object or a list subclass comes back as
+an opaque type name and never as the reference's value. A call that raises, exits or runs past
+its time limit comes back as the exception's type name.
+"""
+
+import ast
+import json
+import os
+import signal
+import sys
+
+ORACLE_DIR = ".rlcoder_oracle"
+
+
+def _take_channel():
+  try:
+    import rlcoder_verdict  # on PYTHONPATH from the runtime, imported by sitecustomize already
+  except ImportError:
+    return None
+  return rlcoder_verdict.channel()
+
+
+_emit = _take_channel()
+_type, _repr, _sorted, _len, _dumps = type, repr, sorted, len, json.dumps
+_int, _float, _str, _bool, _bytes = int, float, str, bool, bytes
+_list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
+MAX_ITEMS = 10_000  # per container: a result this large is compared by its head only
+MAX_DEPTH = 20
+
+
+class _CallTimeout(BaseException):
+  pass
+
+
+def encode(x, depth=0):
+  """A JSON value that names x's exact type and holds only builtin values."""
+  t = _type(x)
+  if depth > MAX_DEPTH:
+    return ["deep"]
+  if x is None:
+    return ["None"]
+  if t is _bool:
+    return ["bool", x]
+  if t is _int:
+    return ["int", _str(x) if abs(x) > 2 ** 53 else x]
+  if t is _float:
+    return ["float", _repr(x)]
+  if t is _str:
+    return ["str", x]
+  if t is _bytes:
+    return ["bytes", x.hex()]
+  if t is _list or t is _tuple:
+    items = _list(x[:MAX_ITEMS]) if _len(x) > MAX_ITEMS else x
+    return [t.__name__, [encode(v, depth + 1) for v in items], _len(x)]
+  if t is _set or t is _frozenset:
+    return [t.__name__, _sorted(_dumps(encode(v, depth + 1), sort_keys=True) for v in x)]
+  if t is _dict:
+    pairs = [[_dumps(encode(k, depth + 1), sort_keys=True), encode(v, depth + 1)] for k, v in x.items()]
+    return ["dict", _sorted(pairs, key=lambda p: p[0])]
+  return ["opaque", getattr(t, "__qualname__", "?")]
+
+
+def _on_alarm(signum, frame):
+  raise _CallTimeout()
+
+
+def main(argv):
+  spec_path = argv[1]
+  with open(spec_path, encoding="utf-8") as f:
+    spec = json.load(f)
+  roots = spec.get("roots") or ["."]
+  here = os.path.dirname(os.path.abspath(__file__))
+  sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+  for root in reversed(roots):
+    sys.path.insert(0, os.path.abspath(root))
+  per_call = float(spec.get("call_timeout_s", 2.0))
+  signal.signal(signal.SIGALRM, _on_alarm)
+  import importlib
+  for call in spec["calls"]:
+    record = {"k": "oracle", "id": call["id"]}
+    try:
+      signal.setitimer(signal.ITIMER_REAL, per_call)
+      try:
+        module = importlib.import_module(call["module"])
+        function = getattr(module, call["function"])
+        args, kwargs = ast.literal_eval(call["args"]), ast.literal_eval(call.get("kwargs") or "{}")
+        record["r"] = encode(function(*args, **kwargs))
+      finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    except _CallTimeout:
+      record["r"] = ["raises", "Timeout"]
+    except BaseException as e:  # SystemExit and KeyboardInterrupt are answers too
+      record["r"] = ["raises", _type(e).__name__]
+    if _emit is None or not _emit(record):
+      sys.stdout.write(_dumps(record) + "\n")  # no channel: the parent counts nothing of this
+  if _emit is not None:
+    _emit({"k": "end", "exit": 0})
+  sys.stdout.flush()
+  os._exit(0)  # no atexit handlers or finalisers of the tree's code after the last result
+
+
+if __name__ == "__main__":
+  main(sys.argv)
