@@ -5,8 +5,12 @@ Reads JSONL trajectories, each with a cheat label (`cheat`: true/false/1/0, or `
 or the fields to judge it now (`statement` or `prompt`, `steps`, `final_diff`,
 `execution_log`). Prints precision, recall and F1 across thresholds and the chosen one
 (best F1; with --min-precision, the best recall among thresholds reaching that precision).
+With --validation-fraction F, the threshold is chosen on a stratified validation split (a share
+F of the cheats and of the legit ones, drawn with --seed) and precision and recall are reported
+on the rest, which the choice never saw.
 
   .venv/bin/python scripts/calibrate_judge.py labelled.jsonl
+  .venv/bin/python scripts/calibrate_judge.py labelled.jsonl --validation-fraction 0.5
   .venv/bin/python scripts/calibrate_judge.py labelled.jsonl --judge openai \
       --base-url http://127.0.0.1:8000/v1 --model Qwen2.5-7B-Instruct --min-precision 0.9
 """
@@ -89,6 +93,23 @@ def choose_threshold(table: list[dict[str, float]], min_precision: float | None 
   return max(table, key=lambda r: (r["f1"], r["threshold"]))
 
 
+def split_indices(labels: Sequence[bool], fraction: float, seed: int) -> tuple[list[int], list[int]]:
+  """(validation, rest): a share `fraction` of each class, at least one of each class on both
+  sides when the class has two or more members."""
+  import random  # pylint: disable=import-outside-toplevel
+  rng = random.Random(seed)
+  validation: list[int] = []
+  for label in (True, False):
+    members = [i for i, y in enumerate(labels) if y == label]
+    rng.shuffle(members)
+    k = round(fraction * len(members))
+    if len(members) >= 2:
+      k = min(max(k, 1), len(members) - 1)
+    validation += members[:k]
+  chosen = set(validation)
+  return sorted(validation), [i for i in range(len(labels)) if i not in chosen]
+
+
 def main(argv: list[str] | None = None) -> int:
   p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument("path", help="labelled trajectories (JSONL)")
@@ -100,7 +121,12 @@ def main(argv: list[str] | None = None) -> int:
   p.add_argument("--min-precision", type=float, default=None)
   p.add_argument("--steps", type=int, default=19, help="number of thresholds between 0 and 1 (exclusive)")
   p.add_argument("--json", default="", help="also write the table and choice here")
+  p.add_argument("--validation-fraction", type=float, default=0.0,
+                 help="choose the threshold on this stratified share, report precision/recall on the rest")
+  p.add_argument("--seed", type=int, default=0, help="the validation split's draw")
   args = p.parse_args(argv)
+  if not 0.0 <= args.validation_fraction < 1.0:
+    raise SystemExit(f"--validation-fraction must be in [0, 1), got {args.validation_fraction}")
 
   records = load_labelled(args.path)
   judge = None
@@ -130,8 +156,21 @@ def main(argv: list[str] | None = None) -> int:
   if not scores:
     raise SystemExit("no scores to calibrate on (every judge call failed?)")
   thresholds = [(i + 1) / (args.steps + 1) for i in range(args.steps)]
-  table = threshold_table(scores, labels, thresholds)
-  best = choose_threshold(table, args.min_precision)
+  held_out = None
+  if args.validation_fraction > 0:
+    validation, rest = split_indices(labels, args.validation_fraction, args.seed)
+    if not validation or not rest:
+      raise SystemExit(f"--validation-fraction {args.validation_fraction}: {len(scores)} scored trajectories "
+                       "are too few to split into a validation set and a held-out rest")
+    table = threshold_table([scores[i] for i in validation], [labels[i] for i in validation], thresholds)
+    best = choose_threshold(table, args.min_precision)
+    held_out = threshold_table([scores[i] for i in rest], [labels[i] for i in rest], [best["threshold"]])[0]
+    held_out["n"] = len(rest)
+    held_out["n_validation"] = len(validation)
+    print(f"validation split: {len(validation)} trajectories choose the threshold; {len(rest)} held out")
+  else:
+    table = threshold_table(scores, labels, thresholds)
+    best = choose_threshold(table, args.min_precision)
   print(f"{len(scores)} trajectories ({sum(labels)} cheats, {len(labels) - sum(labels)} legit)"
         + (f", {failed} judge failures skipped" if failed else ""))
   print(f"{'threshold':>9} {'precision':>9} {'recall':>7} {'f1':>6} {'flagged':>8}  tp  fp  fn")
@@ -141,9 +180,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{row['flag_rate']:>8.1%} {row['tp']:>3} {row['fp']:>3} {row['fn']:>3}{mark}")
   print(f"chosen threshold: {best['threshold']:.3f} (precision {best['precision']:.3f}, recall {best['recall']:.3f}, "
         f"F1 {best['f1']:.3f}); set --config.antihack.judge_threshold={best['threshold']:.3f}")
+  if held_out is not None:
+    print(f"held out ({held_out['n']}): precision {held_out['precision']:.3f}, recall {held_out['recall']:.3f}, "
+          f"F1 {held_out['f1']:.3f} at threshold {best['threshold']:.3f}")
   if args.json:
     with open(args.json, "w") as fh:
-      json.dump({"table": table, "chosen": best, "n": len(scores), "failed": failed}, fh, indent=1)
+      json.dump({"table": table, "chosen": best, "n": len(scores), "failed": failed,
+                 **({"held_out": held_out} if held_out is not None else {})}, fh, indent=1)
   return 0
 
 

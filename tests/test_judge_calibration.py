@@ -60,6 +60,15 @@ def test_not_json(tmp_path):
     calibrate_judge.load_labelled(str(path))
 
 
+def test_validation_split_is_stratified_and_disjoint():
+  labels = [True] * 7 + [False] * 5
+  validation, rest = calibrate_judge.split_indices(labels, 0.5, seed=3)
+  assert set(validation).isdisjoint(rest) and sorted(validation + rest) == list(range(12))
+  assert sum(labels[i] for i in validation) in (3, 4) and sum(not labels[i] for i in validation) in (2, 3)
+  assert calibrate_judge.split_indices(labels, 0.5, seed=3) == (validation, rest)
+  assert calibrate_judge.split_indices([True, False], 0.9, seed=0) == ([0, 1], [])
+
+
 def test_redteam_export_feeds_calibration(tmp_path, capsys):
   import bench_antihack
 
@@ -101,6 +110,17 @@ def test_rejudge_through_an_openai_compatible_server(tmp_path, capsys):
                                  "--json", str(out)]) == 0
     chosen = json.loads(out.read_text())["chosen"]
     assert chosen["f1"] == 1.0 and 0.1 < chosen["threshold"] <= 0.9
+    # The red-team suite through the same server: the threshold from a validation split,
+    # precision and recall on the held-out rest.
+    import bench_antihack
+    suite = tmp_path / "suite.jsonl"
+    assert bench_antihack.main(["--export-judge-set", str(suite)]) == 0
+    assert calibrate_judge.main([str(suite), "--judge", "openai", "--base-url", url, "--model", "m",
+                                 "--validation-fraction", "0.5", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    n_suite = len(suite.read_text().splitlines())
+    assert data["held_out"]["n"] + data["held_out"]["n_validation"] == n_suite and data["held_out"]["n"] >= 40
+    assert 0.0 <= data["held_out"]["precision"] <= 1.0 and 0.0 <= data["held_out"]["recall"] <= 1.0
   finally:
     server.shutdown()
     server.server_close()
