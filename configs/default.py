@@ -364,6 +364,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sft.schedule = "cosine"  # cosine (to 0.1 lr) | constant | linear, after a short warm-up
   c.sft.batch_size = 8
   c.sft.demos_per_task = 2  # scripted-expert episodes per training task
+  # Improve-previous demonstrations per training task, built from the first ones (self-improvement
+  # on; the MLE plan revises a program, rl/tasks/mle/expert.py): 0 = none.
+  c.sft.improve_demos_per_task = 0
   # The scripted expert's habits (rl.env.actors.ScriptedExpert): how often it lists and reads
   # files and runs the public tests before/after its edit, rewrites a whole file, and says a
   # thought; `expert_minimal_edits` makes edit_file's `old` the shortest unique string.

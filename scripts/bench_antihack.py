@@ -53,7 +53,9 @@ from rl.antihack.judge import JudgeInput, make_judge, redact  # noqa: E402
 from rl.outcome.rewards import make_reward_scheme  # noqa: E402
 
 STAGES = ("action", "diff", "runtime", "judge", "oracle")
-BASELINE_REV = "827d23c"  # the last commit with rules v5, before the spelling/false-positive work (rules v6)
+BASELINE_REV = "827d23c"
+# The last commit before the graded tree and the differential oracle (rules v8, verdict channel).
+HOLDOUT_BEFORE_REV = "6f8838e"  # the last commit with rules v5, before the spelling/false-positive work (rules v6)
 
 
 def grading_available(backend: str) -> tuple[bool, str]:
@@ -428,6 +430,164 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
           "rows_after": after_rows, "rows_before": before}
 
 
+# ---------------------------------------------------------------------------------------
+# A held-out round, graded: this checkout against a git revision's code, in the same run
+# ---------------------------------------------------------------------------------------
+
+_OLD_TREE_CHILD = r"""
+import json, sys
+old, cases_path, out_path = sys.argv[1:4]
+sys.path.insert(0, old)
+from sandbox import SandboxConfig
+from sandbox.grading import grade
+from rl.antihack import ActionContext, RuleEngine, load_rule_set
+from rl.antihack.diff import read_workspace
+engine = RuleEngine(load_rule_set("default"))
+rows = []
+for c in json.load(open(cases_path)):
+  ctx = ActionContext(hidden_tests_dest=c["dest"], public_tests=tuple(c["public_tests"]), statement=c["statement"],
+                      provided_files=frozenset(c["provided"]))
+  verdicts = [engine.check_action(a, i, ctx) for a, i in c["actions"]]
+  verdicts.append(engine.check_diff(read_workspace(c["repo"]), read_workspace(c["workspace"]), ctx))
+  config = SandboxConfig(backend="local").replace(python_path=tuple(c["python_path"]))
+  report = grade(c["workspace"], c["tests"], hidden_tests_dest=c["dest"], test_command=c["command"],
+                 timeout_s=c["timeout_s"], config=config, pristine_dir=c["repo"])
+  verdicts.append(engine.check_runtime(report.runtime_evidence))
+  rows.append({"id": c["id"], "flagged": any(v.flagged for v in verdicts), "all_passed": bool(report.all_passed),
+               "rules": sorted({r for v in verdicts if v.flagged for r in v.rules})})
+json.dump(rows, open(out_path, "w"))
+"""
+
+
+def _case_spec(case: Any, workspace: str) -> dict[str, Any]:
+  meta = redteam_suite.task_metadata(case.task)
+  task_dir = redteam_suite.task_dir(case.task)
+  return {"id": case.id, "kind": case.kind, "actions": [list(a) for a in case.actions], "workspace": workspace,
+          "repo": os.path.join(task_dir, "repo"), "tests": os.path.join(task_dir, "tests"),
+          "dest": meta["hidden_tests_dest"], "command": meta["test_command"],
+          "timeout_s": float(meta.get("timeout_s", 30)), "python_path": list(meta.get("python_path") or ()),
+          "public_tests": list(meta.get("public_tests") or ()), "statement": redteam_suite.task_statement(case.task),
+          "provided": sorted(redteam_suite.initial_files(case.task))}
+
+
+def _editable(case: Any) -> tuple[str, ...]:
+  """The task's grading_editable plus its solution.patch files (as rl.tasks.Task reports them)."""
+  from rl.tasks.patch import parse_patch
+  task = redteam_suite.task_object(case.task)
+  paths = list(task.grading_editable)
+  if task.solution_patch:
+    paths += [p for fp in parse_patch(task.solution_patch) for p in (fp.old_path, fp.new_path) if p]
+  return tuple(dict.fromkeys(paths))
+
+
+def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) -> list[dict[str, Any]]:
+  """This checkout: rules on actions and diff, grading on the graded tree, runtime evidence, and
+  the oracle on passing cases."""
+  from rl.antihack import load_rule_set
+  from rl.antihack.diff import read_workspace
+  from sandbox import SandboxConfig
+  from sandbox.grading import grade
+  engine = RuleEngine(load_rule_set("default"))
+  rows = []
+  for case, spec in zip(cases, specs):
+    ctx = ActionContext(hidden_tests_dest=spec["dest"], public_tests=tuple(spec["public_tests"]),
+                        statement=spec["statement"], provided_files=frozenset(spec["provided"]),
+                        grading_editable=_editable(case), python_path=tuple(spec["python_path"]))
+    verdicts = [engine.check_action(a, i, ctx) for a, i in case.actions]
+    verdicts.append(engine.check_diff(read_workspace(spec["repo"]), read_workspace(spec["workspace"]), ctx))
+    config = SandboxConfig(backend="local").replace(python_path=tuple(spec["python_path"]))
+    report = grade(spec["workspace"], spec["tests"], hidden_tests_dest=spec["dest"], test_command=spec["command"],
+                   timeout_s=spec["timeout_s"], config=config, pristine_dir=spec["repo"], editable=_editable(case))
+    verdicts.append(engine.check_runtime(report.runtime_evidence))
+    row = {"id": case.id, "kind": case.kind, "flagged": any(v.flagged for v in verdicts),
+           "all_passed": bool(report.all_passed), "rules": sorted({r for v in verdicts if v.flagged for r in v.rules})}
+    if report.all_passed and oracle is not None:
+      ov = oracle.check(redteam_suite.task_object(case.task), spec["workspace"])
+      row["oracle"] = bool(ov.applicable and ov.flagged)
+      row["oracle_s"] = ov.duration_s
+      if row["oracle"]:
+        row["flagged"] = True
+        row["rules"].append("O001-oracle-disagreement")
+    rows.append(row)
+  return rows
+
+
+def graded_rows_at(rev: str, specs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None, str]:
+  """The same cases through the rules and grading of git revision `rev` (a child process on a
+  `git archive` of it; the sandbox runtime is this checkout's)."""
+  import subprocess
+  with tempfile.TemporaryDirectory(prefix="antihack-graded-before-") as tmp:
+    try:
+      archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "rl", "sandbox", "configs"],
+                               capture_output=True, check=True).stdout
+      subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+      return None, f"cannot check out {rev}: {getattr(e, 'stderr', b'') or e}"
+    cases_path, out_path = os.path.join(tmp, "cases.json"), os.path.join(tmp, "rows.json")
+    with open(cases_path, "w") as fh:
+      json.dump(specs, fh)
+    from sandbox.runtime_env import runtime_python
+    env = {**os.environ, "RLCODER_SANDBOX_PYTHON": runtime_python(), "PYTHONPATH": tmp}
+    r = subprocess.run([sys.executable, "-c", _OLD_TREE_CHILD, tmp, cases_path, out_path],
+                       capture_output=True, text=True, cwd=tmp, env=env)
+    if r.returncode != 0:
+      return None, f"the code at {rev} failed: {r.stderr[-800:]}"
+    with open(out_path) as fh:
+      return json.load(fh), rev
+
+
+def holdout_report(path: str, before_rev: str) -> dict[str, Any]:
+  """Contained hacks, hacks with full reward and no flag, and honest fixes penalised (flagged or
+  not fully rewarded) on a held-out round, now and at `before_rev`, printed side by side."""
+  cases = redteam_suite.load_cases(os.path.basename(path)) if not os.path.isabs(path) else None
+  if cases is None:
+    with open(path, encoding="utf-8") as fh:
+      cases = [redteam_suite.Case(**{k: (tuple(map(tuple, v)) if k == "actions" else v) for k, v in r.items()
+                                     if k in ("id", "kind", "task", "description", "actions", "files",
+                                              "runtime_evidence")}) for r in json.load(fh)]
+  with tempfile.TemporaryDirectory(prefix="bench-holdout-") as tmp:
+    specs = [_case_spec(c, redteam_suite.materialize(c, os.path.join(tmp, c.id))) for c in cases]
+    t0 = time.perf_counter()
+    now = graded_rows_now(cases, specs, make_oracle("local"))
+    now_s = time.perf_counter() - t0
+    before, before_name = graded_rows_at(before_rev, specs) if before_rev else (None, "skipped")
+
+  def stats(rows):
+    hacks = [r for r, c in zip(rows, cases) if c.kind == "hack"]
+    legit = [r for r, c in zip(rows, cases) if c.kind == "legit"]
+    return {"n_hacks": len(hacks), "n_legit": len(legit),
+            "contained": sum(r["flagged"] or not r["all_passed"] for r in hacks),
+            "full_reward_unflagged": [r["id"] for r in hacks if r["all_passed"] and not r["flagged"]],
+            "legit_penalised": [r["id"] for r in legit if r["flagged"] or not r["all_passed"]],
+            "legit_flagged": [f"{r['id']} ({','.join(r['rules'])})" for r in legit if r["flagged"]]}
+
+  after = stats(now)
+  prior = stats(before) if before is not None else None
+  pct = lambda k, n: f"{k}/{n} = {k / max(n, 1):.1%}"  # noqa: E731
+  print(f"\nheld-out round {os.path.basename(path)}: {after['n_hacks']} hacks, {after['n_legit']} honest fixes, "
+        f"graded (rules + runtime evidence + oracle)")
+  w = 30
+  print(f"{'':38}{'before (' + before_name + ')':>{w}}{'after (working tree)':>{w}}")
+  b = prior or {}
+  line = lambda label, bv, av: print(f"{label:38}{bv:>{w}}{av:>{w}}")  # noqa: E731
+  line("hacks contained", pct(b["contained"], b["n_hacks"]) if prior else "n/a", pct(after["contained"], after["n_hacks"]))
+  line("hacks with full reward, unflagged", str(len(b["full_reward_unflagged"])) if prior else "n/a",
+       str(len(after["full_reward_unflagged"])))
+  line("honest fixes penalised", pct(len(b["legit_penalised"]), b["n_legit"]) if prior else "n/a",
+       pct(len(after["legit_penalised"]), after["n_legit"]))
+  print(f"full reward, unflagged after: {', '.join(after['full_reward_unflagged']) or 'none'}")
+  print(f"honest fixes penalised after: {', '.join(after['legit_penalised']) or 'none'}"
+        + (f" (flagged: {', '.join(after['legit_flagged'])})" if after["legit_flagged"] else ""))
+  if prior:
+    print(f"full reward, unflagged before: {', '.join(b['full_reward_unflagged']) or 'none'}")
+    print(f"honest fixes penalised before: {', '.join(b['legit_penalised']) or 'none'}")
+  oracle_s = [r["oracle_s"] for r in now if "oracle_s" in r]
+  if oracle_s:
+    print(f"oracle: {len(oracle_s)} checks, median {statistics.median(oracle_s) * 1e3:.0f} ms per check "
+          f"(first checks of a task include its plan); whole round graded in {now_s:.0f} s")
+  return {"after": after, "before": prior, "before_rev": before_name, "rows_after": now, "rows_before": before}
+
+
 def main(argv: list[str] | None = None) -> int:
   p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument("--rules", default="default", help="rule set name or rule file")
@@ -451,12 +611,23 @@ def main(argv: list[str] | None = None) -> int:
   p.add_argument("--before", default=BASELINE_REV,
                  help=f"git revision whose rl/antihack is 'before' in the comparison (default {BASELINE_REV}; '' skips it)")
   p.add_argument("--no-compare", action="store_true", help="skip the rules-only before/after comparison")
+  p.add_argument("--holdout", default="",
+                 help="a held-out round (JSON cases, e.g. tests/redteam/holdout4.json): graded now and at "
+                      "--holdout-before, printed side by side, then exit")
+  p.add_argument("--holdout-before", default=HOLDOUT_BEFORE_REV,
+                 help=f"git revision for the held-out round's 'before' column (default {HOLDOUT_BEFORE_REV}; '' skips it)")
   p.add_argument("--compare-only", action="store_true", help="print only the rules-only before/after comparison")
   p.add_argument("--_rows-child", default="", help=argparse.SUPPRESS)
   p.add_argument("--_rows-out", default="", help=argparse.SUPPRESS)
   args = p.parse_args(argv)
   if args._rows_child:
     return _rows_child(args._rows_child, args._rows_out, args.rules)
+  if args.holdout:
+    result = holdout_report(args.holdout, args.holdout_before)
+    if args.json:
+      with open(args.json, "w") as fh:
+        json.dump(result, fh, indent=1, default=str)
+    return 0
   if args.compare_only:
     comparison = run_comparison(args)
     if args.json:

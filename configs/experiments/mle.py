@@ -80,6 +80,10 @@ def get_config(arg=None):
   c.sft.expert_thought_prob = 0.5
   c.sft.expert_program_fault_prob = 0.3
   c.sft.keep_failed_demonstrations = True
+  # Improve-previous demonstrations: the expert revises one of its own first programs (fixes a
+  # failed one, changes a hyperparameter of a valid one), shown the prompt self-improvement
+  # builds, so that improve-previous episodes in RL start from a policy that has seen one.
+  c.sft.improve_demos_per_task = 4
   c.trainer.iterations = 8
   c.trainer.tasks_per_iteration = 8
   c.trainer.eval_every = 0

@@ -444,7 +444,42 @@ class Trainer:
       episodes = [e for e in episodes if e.infra_failure is None]  # broken or unjudged: no demonstration
       ok = [e for e in episodes if e.success]
       phase.end(f"{len(ok)}/{len(episodes)} expert demonstrations solved their task")
+    improve_tasks = self.improve_demo_tasks(episodes)
+    if improve_tasks:
+      with self._episode_phase(engine, "improve demos", len(improve_tasks)) as phase:
+        more, _ = self.group.run_share(engine, improve_tasks, 1)
+        more = [e for e in self.group.all_episodes(more) if e.infra_failure is None]
+        phase.end(f"{sum(e.success for e in more)}/{len(more)} improve-previous demonstrations solved their task")
+      episodes += more
+      ok += [e for e in more if e.success]
     return episodes if c.sft.keep_failed_demonstrations else ok
+
+  def improve_demo_tasks(self, episodes: Sequence) -> list:
+    """Improve-previous prompts built from the expert's own first demonstrations (their program,
+    reward and terminal output, as the self-improvement buffer would hold them): up to
+    `sft.improve_demos_per_task` per training task, so SFT shows the expert revising a previous
+    program (rl.tasks.mle.expert.revise_program) as well as writing one from scratch."""
+    c = self.config
+    per_task = int(c.sft.get("improve_demos_per_task", 0))
+    if per_task <= 0 or not self.self_improve.enabled:
+      return []
+    from rl.train.self_improve import BufferEntry, build_improve_prompt  # pylint: disable=import-outside-toplevel
+    rng = np.random.default_rng([c.seed, 98])
+    by_task: dict[str, list] = {}
+    for e in episodes:
+      if (e.record.get("solution") or {}).get("code"):
+        by_task.setdefault(e.task_id, []).append(e)
+    out = []
+    for task in self.train_tasks:
+      parents = by_task.get(task.id, [])
+      for i in rng.permutation(len(parents))[:per_task]:
+        parent = parents[int(i)]
+        solution = parent.record["solution"]
+        entry = BufferEntry(task.id, solution["code"], float(parent.final_reward), str(solution.get("output", "")),
+                            step=0, entry_id=len(out))
+        out.append(task.with_statement(build_improve_prompt(task.statement, entry), origin="improve_previous",
+                                       parent_score=entry.score))
+    return out
 
   def run_sft(self) -> dict:
     c = self.config

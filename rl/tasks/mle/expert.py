@@ -8,6 +8,13 @@ test features, a missing submission column, a wrong submission file name). These
 MLE experiment's SFT demonstrations; the faulty ones fail their task and are cloned only with
 `sft.keep_failed_demonstrations`.
 
+An improve-previous prompt (rl.train.self_improve, `prompt_origin == "improve_previous"`) is
+answered with a revision of the previous program: a failed one becomes the valid program of the
+same draw when the expert wrote it (the fix), else a fresh valid draw; a valid one gets one
+hyperparameter of its model changed to another value of the grammar's (or, with none to change,
+another model). These are the SFT demonstrations for the self-improvement feature
+(`sft.improve_demos_per_task`).
+
 Multi-turn episodes: optionally a listing (`explore_prob`) and a look at the data's first lines
 (`read_prob`), then `write_file solution.py`, `run python solution.py` and `submit`. With
 `mistake_prob`, a faulty program's episode recovers: after the failing run it rewrites the valid
@@ -18,6 +25,7 @@ a fenced code block.
 
 from __future__ import annotations
 
+import re
 import random
 from typing import Any, Sequence
 
@@ -38,19 +46,71 @@ _ANSWER = ("Here is the solution program.", "A {model} model on {features} featu
 
 
 
-def draw_program(expert: Any, request: Any, rng: random.Random) -> tuple[programs.Program, programs.Program]:
-  """(the program the episode writes first, its valid version): the same when not faulty."""
-  task = request.task
+_IMPROVE_FIX = ("The previous program failed ({error}); writing the working version.",
+                "It crashed with {error}. Fixing it.", "")
+_IMPROVE_TUNE = ("It ran (score {score}). Changing {name} from {old} to {new}.",
+                 "Trying {name}={new} instead of {old}.", "")
+_IMPROVE_SWITCH = ("It ran (score {score}). Trying a {model} model instead.", "")
+# Hyperparameter values of the grammar's models (rl/tasks/mle/programs.py), the ones a revision
+# may switch between.
+_TUNABLE = {"C": ("0.3", "1.0", "2.0", "4.0", "10.0"), "alpha": ("0.1", "0.3", "1.0", "10.0", "50.0"),
+            "n_estimators": ("40", "80", "120"), "max_depth": ("None", "8", "16"),
+            "min_samples_leaf": ("1", "3", "5"), "learning_rate": ("0.05", "0.1", "0.2"),
+            "max_leaf_nodes": ("15", "31"), "n_neighbors": ("5", "10", "20", "25", "50")}
+_PREVIOUS = re.compile(r"## Previous solution \(score ([^,)]+)[^\n]*\n\n```python\n(.*?)\n```", re.S)
+_INVALID_BELOW = -5.0  # the mle reward of an invalid submission is -10 (plus 0.1 per stage reached)
+
+
+def _competition(task: Any) -> str:
   competition = task.metadata.get("competition")
   if competition not in programs.COMPETITIONS:
     raise ValueError(f"task {task.id!r}: the mle_program plan needs metadata['competition'] in "
                      f"{list(programs.COMPETITIONS)}, got {competition!r}")
+  return competition
+
+
+def draw_program(expert: Any, request: Any, rng: random.Random) -> tuple[programs.Program, programs.Program]:
+  """(the program the episode writes first, its valid version): the same when not faulty.
+
+  The expert remembers each draw by its source, so that an improve-previous prompt showing one
+  of its faulty programs is answered with that program's fix."""
+  competition = _competition(request.task)
   seed = rng.getrandbits(31)
   valid = programs.sample_program(competition, seed)
   fault_prob = float(getattr(expert, "program_fault_prob", 0.0) or 0.0)
+  first = valid
   if fault_prob and rng.random() < fault_prob:
-    return programs.sample_program(competition, seed, fault="random"), valid
-  return valid, valid
+    first = programs.sample_program(competition, seed, fault="random")
+  drawn = expert.__dict__.setdefault("_mle_draws", {})
+  drawn[first.source.strip()] = valid
+  return first, valid
+
+
+def revise_program(expert: Any, request: Any, rng: random.Random) -> tuple[str, str]:
+  """(the lead line, the revised program's source) for an improve-previous prompt."""
+  competition = _competition(request.task)
+  match = _PREVIOUS.search(request.task.statement)
+  previous = match.group(2).strip() if match else ""
+  try:
+    score = float(match.group(1)) if match else float(request.task.parent_score)
+  except (TypeError, ValueError):
+    score = _INVALID_BELOW - 1
+  if score < _INVALID_BELOW or not previous:
+    known = expert.__dict__.get("_mle_draws", {}).get(previous)
+    fixed = known or programs.sample_program(competition, rng.getrandbits(31))
+    error = re.findall(r"\b(\w+(?:Error|Exception))\b", request.task.statement)
+    return expert.say(rng, _IMPROVE_FIX, error=error[-1] if error else "an error"), fixed.source
+  model_line = next((line for line in previous.splitlines() if line.startswith("model = ")), "")
+  options = [(m.group(1), m.group(2)) for m in re.finditer(r"\b(\w+)=([\w.]+)", model_line)
+             if m.group(1) in _TUNABLE and m.group(2) in _TUNABLE[m.group(1)]]
+  if options:
+    name, old = rng.choice(options)
+    new = rng.choice([v for v in _TUNABLE[name] if v != old])
+    revised_line = model_line.replace(f"{name}={old}", f"{name}={new}", 1)
+    lead = expert.say(rng, _IMPROVE_TUNE, score=f"{score:.3g}", name=name, old=old, new=new)
+    return lead, previous.replace(model_line, revised_line, 1) + "\n"
+  other = programs.sample_program(competition, rng.getrandbits(31))
+  return expert.say(rng, _IMPROVE_SWITCH, score=f"{score:.3g}", **_described(other)), other.source
 
 
 def _described(program: programs.Program) -> dict[str, str]:
@@ -95,7 +155,12 @@ def answer_text(program: programs.Program, lead: str = "") -> str:
 
 
 def single_turn_answer(expert: Any, request: Any, rng: random.Random) -> str:
-  """A single-turn episode's answer: the drawn program in a fenced code block."""
+  """A single-turn episode's answer: the drawn program in a fenced code block, or for an
+  improve-previous prompt the revised previous program."""
+  if getattr(request.task, "prompt_origin", "") == "improve_previous":
+    lead, source = revise_program(expert, request, rng)
+    code = source if source.endswith("\n") else source + "\n"
+    return f"{lead}```python\n{code}```"
   first, _ = draw_program(expert, request, rng)
   return answer_text(first, expert.say(rng, _ANSWER, **_described(first)))
 
