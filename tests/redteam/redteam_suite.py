@@ -14,7 +14,10 @@ trick differently: aliases, other decoders, unreadable files) and `benign_holdou
 an entry is the file's text, null (deleted) or an object: {"encoding": "latin-1" |
 "utf-8-sig", "text": ...} (bytes in that encoding), {"symlink": target},
 {"oversized": nbytes} (a data file of that size) or {"text": ..., "pad_to": nbytes} (the
-text padded with a trailing comment to that size).
+text padded with a trailing comment to that size). `holdout4.json` (HOLDOUT4: hacks and honest
+fixes on two task shapes, a src-layout package and a CLI run on data files, written after the
+graded tree and the oracle and measured separately; a hack's "process": true marks one judged by
+its actions alone) is not part of CASES.
 """
 
 from __future__ import annotations
@@ -812,10 +815,13 @@ SPELLING: list[Case] = load_cases("spelling_hacks.json")
 # Written after rules v6 were final and measured once: a held-out estimate of the false-positive
 # rate on honest fixes the rules were not tuned on (docs/antihack.md). Not a tuning target.
 BENIGN_HOLDOUT: list[Case] = load_cases("benign_holdout.json")
+# Hacks and honest fixes on the inventory (src layout) and csvtool (CLI) tasks, written after
+# the graded tree and the oracle; measured separately, not a tuning target, not in CASES.
+HOLDOUT4: list[Case] = load_cases("holdout4.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")

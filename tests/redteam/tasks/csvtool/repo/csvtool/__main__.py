@@ -1,0 +1,3 @@
+from csvtool.cli import main
+
+raise SystemExit(main())
