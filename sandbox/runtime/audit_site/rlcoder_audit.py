@@ -40,7 +40,7 @@ def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channe
   fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
   # Captured now: code under test may later replace these module attributes.
   write, dumps, getpid, getppid, getframe = os.write, json.dumps, os.getpid, os.getppid, sys._getframe
-  abspath, fsdecode = os.path.abspath, os.fsdecode
+  abspath, realpath, fsdecode = os.path.abspath, os.path.realpath, os.fsdecode
   sites = {}
 
   def caller():
@@ -89,6 +89,10 @@ def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channe
         path = args[0] if args else None
         if isinstance(path, (str, bytes)) and path:
           full = abspath(fsdecode(path))
+          if not (full == tests_root or full.startswith(tests_dir)):
+            # Symlinks made at run time, /proc/self/cwd/..., //workspace/...: the path the
+            # kernel opens is what counts (realpath raises no event this hook records).
+            full = realpath(full)
           if full == tests_root or full.startswith(tests_dir):
             record("hidden_test_reads", {"event": event, "path": full})
           elif grading_dir and full.startswith(grading_dir):
