@@ -315,3 +315,61 @@ def test_reference_demonstrations_get_the_rendered_opening(task_root):
   assert episodes[0].tokens[:len(opening)] == opening
   answer = renderer.tokenizer.decode([t for t, m in zip(episodes[0].tokens, episodes[0].action_mask) if m])
   assert answer.startswith("```python\n") and "```" in answer[10:]
+
+
+def test_expert_revises_a_previous_program():
+  """Improve-previous prompts (rl.train.self_improve) get a revision: the expert's own failed
+  program becomes its valid version, a valid one changes exactly one hyperparameter."""
+  import difflib
+  import random
+  import types
+
+  from rl.tasks.mle import expert as expert_lib
+  from rl.train.self_improve import BufferEntry, build_improve_prompt
+
+  class Expert:
+    program_fault_prob, thought_prob = 1.0, 1.0
+
+    def say(self, rng, options, **fmt):
+      text = rng.choice(options).format(**fmt)
+      return text + "\n" if text else ""
+
+  expert, rng = Expert(), random.Random(3)
+  task = types.SimpleNamespace(id="t", metadata={"competition": "tabular-churn"}, statement="Predict churn.",
+                               prompt_origin="", parent_score=None)
+  faulty, valid = expert_lib.draw_program(expert, types.SimpleNamespace(task=task), rng)
+  assert faulty.fault is not None
+
+  def answer(code, score, output):
+    statement = build_improve_prompt(task.statement, BufferEntry("t", code, score, output, 0, 0))
+    improve = types.SimpleNamespace(**{**vars(task), "statement": statement, "prompt_origin": "improve_previous",
+                                       "parent_score": score})
+    text = expert_lib.single_turn_answer(expert, types.SimpleNamespace(task=improve), rng)
+    return text.split("```python\n", 1)[1].rsplit("```", 1)[0]
+
+  assert answer(faulty.source, -10.0, "KeyError: 'f9'").strip() == valid.source.strip()
+  revised = answer(valid.source, 0.78, "wrote 100 rows")
+  changed = [line for line in difflib.ndiff(valid.source.splitlines(), revised.splitlines()) if line[:1] in "+-"]
+  assert len(changed) == 2 and all(line[2:].startswith("model = ") for line in changed), changed
+
+
+def test_improve_demo_tasks_are_built_from_the_first_demonstrations(tmp_path):
+  import types
+
+  from configs import default
+  from rl.tasks import write_task
+  from rl.train.trainer import Trainer
+
+  config = default.get_config().unlock()
+  config.sft.improve_demos_per_task = 2
+  task = write_task(tmp_path, statement="Fix it.", repo_files={"a.py": "x = 1\n"}, test_files={"test_a.py": ""},
+                    metadata={"id": "t1", "source": "unit", "license": "MIT"})
+  episodes = [types.SimpleNamespace(task_id="t1", final_reward=r, record={"solution": {"code": f"print({r})", "output": "ok"}})
+              for r in (0.5, -10.0, 0.9)]
+  fake = types.SimpleNamespace(config=config, train_tasks=[task], self_improve=types.SimpleNamespace(enabled=True))
+  tasks = Trainer.improve_demo_tasks(fake, episodes)
+  assert len(tasks) == 2 and all(t.prompt_origin == "improve_previous" and t.id == "t1" for t in tasks)
+  assert all("## Previous solution (score" in t.statement and "print(" in t.statement for t in tasks)
+  assert {t.parent_score for t in tasks} <= {0.5, -10.0, 0.9}
+  config.sft.improve_demos_per_task = 0
+  assert Trainer.improve_demo_tasks(fake, episodes) == []
