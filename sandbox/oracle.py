@@ -30,15 +30,25 @@ WORKSPACE = "/workspace"
 
 @dataclasses.dataclass(frozen=True)
 class Call:
-  """One call: `module.function(*args, **kwargs)`, the arguments as Python literals."""
+  """One call: `module.function(*args, **kwargs)`, the arguments as Python literals; or, with
+  `argv`, a command line `python *argv` run from the tree's root (a CLI), whose exit status and
+  standard output are the result. `files` are input files written into the tree first."""
   id: str
-  module: str
-  function: str
-  args: str  # repr of a tuple
+  module: str = ""
+  function: str = ""
+  args: str = "()"  # repr of a tuple
   kwargs: str = "{}"
+  argv: tuple[str, ...] = ()
+  files: tuple[tuple[str, str], ...] = ()  # (path inside ORACLE_DIR/inputs, text)
 
-  def to_dict(self) -> dict[str, str]:
-    return dataclasses.asdict(self)
+  def to_dict(self) -> dict[str, Any]:
+    d = dataclasses.asdict(self)
+    d["argv"], d["files"] = list(self.argv), [list(f) for f in self.files]
+    return d
+
+  @classmethod
+  def from_dict(cls, d: dict[str, Any]) -> "Call":
+    return cls(**{**d, "argv": tuple(d.get("argv") or ()), "files": tuple(tuple(f) for f in d.get("files") or ())})
 
 
 @dataclasses.dataclass
@@ -62,6 +72,14 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
   start = time.monotonic()
   folder = os.path.join(tree_dir, ORACLE_DIR)
   os.makedirs(folder, exist_ok=True)
+  for call in calls:
+    for rel, text in call.files:
+      target = os.path.join(folder, "inputs", rel)
+      if not os.path.abspath(target).startswith(os.path.abspath(folder) + os.sep):
+        raise ValueError(f"oracle input file {rel!r} leaves the oracle's folder")
+      os.makedirs(os.path.dirname(target), exist_ok=True)
+      with open(target, "w", encoding="utf-8") as f:
+        f.write(text)
   with open(os.path.join(folder, "harness.py"), "w", encoding="utf-8") as f:
     f.write(HARNESS_SOURCE.read_text(encoding="utf-8"))
   with open(os.path.join(folder, "calls.json"), "w", encoding="utf-8") as f:

@@ -9,13 +9,16 @@ because the command line asks for its plugin), the inputs, and the builtins it e
 Each result is encoded to builtin values with exact type checks (`type(x) is float`, not
 isinstance), so a float subclass, an always-equal object or a list subclass comes back as
 an opaque type name and never as the reference's value. A call that raises, exits or runs past
-its time limit comes back as the exception's type name.
+its time limit comes back as the exception's type name. A command-line call (`argv`) runs
+`python *argv` from the tree's root in a child process (code under test, like the CLI the
+hidden tests start) and comes back as ["cli", exit status, standard output].
 """
 
 import ast
 import json
 import os
 import signal
+import subprocess
 import sys
 
 ORACLE_DIR = ".rlcoder_oracle"
@@ -73,6 +76,37 @@ def _on_alarm(signum, frame):
   raise _CallTimeout()
 
 
+def _run_command_line(argv, cwd, timeout):
+  """["cli", exit status, stdout] of `python *argv`. Its standard error is a terminal (a pty,
+  drained and discarded), as in an interactive run: a program that behaves differently when
+  nobody watches its output cannot tell this run from one a person makes."""
+  import threading
+  try:
+    master, slave = os.openpty()
+  except OSError:  # no pty in this sandbox: standard error discarded instead
+    done = subprocess.run([sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, cwd=cwd, timeout=timeout, errors="replace")
+    return ["cli", done.returncode, done.stdout.rstrip()[:20000]]
+
+  def drain():
+    try:
+      while os.read(master, 65536):
+        pass
+    except OSError:
+      pass
+
+  reader = threading.Thread(target=drain, daemon=True)
+  reader.start()
+  try:
+    done = subprocess.run([sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=slave, text=True, cwd=cwd, timeout=timeout, errors="replace")
+  finally:
+    os.close(slave)
+    reader.join(timeout=1.0)
+    os.close(master)
+  return ["cli", done.returncode, done.stdout.rstrip()[:20000]]
+
+
 def main(argv):
   spec_path = argv[1]
   with open(spec_path, encoding="utf-8") as f:
@@ -85,8 +119,22 @@ def main(argv):
   per_call = float(spec.get("call_timeout_s", 2.0))
   signal.signal(signal.SIGALRM, _on_alarm)
   import importlib
-  for call in spec["calls"]:
+  tree = os.getcwd()
+  # Command lines first: they run before this process imports any of the tree's code, which
+  # could otherwise replace subprocess here and answer for the child.
+  calls = [c for c in spec["calls"] if c.get("argv")] + [c for c in spec["calls"] if not c.get("argv")]
+  for call in calls:
     record = {"k": "oracle", "id": call["id"]}
+    if call.get("argv"):
+      try:
+        record["r"] = _run_command_line(call["argv"], tree, per_call * 5)
+      except subprocess.TimeoutExpired:
+        record["r"] = ["raises", "Timeout"]
+      except BaseException as e:
+        record["r"] = ["raises", _type(e).__name__]
+      if _emit is None or not _emit(record):
+        sys.stdout.write(_dumps(record) + "\n")
+      continue
     try:
       signal.setitimer(signal.ITIMER_REAL, per_call)
       try:

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import random
+import re
 import shutil
 import tempfile
 import threading
@@ -33,7 +34,9 @@ import time
 from typing import Any, Iterable, Sequence
 
 from sandbox import graded_tree
-from sandbox.oracle import Call, CallResults, run_calls
+from sandbox.oracle import ORACLE_DIR, Call, CallResults, run_calls
+
+ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a tree
 
 ORACLE_VERSION = 1
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -43,11 +46,14 @@ _NUMBER_TYPES = ("int", "float")
 
 @dataclasses.dataclass(frozen=True)
 class SeedCall:
-  """A call the hidden tests make with literal arguments."""
-  module: str
-  function: str
-  args: tuple
+  """A call the hidden tests make with literal arguments, or (`argv`) a command line they run
+  as `python *argv` through subprocess; `files` are held-out input files it reads."""
+  module: str = ""
+  function: str = ""
+  args: tuple = ()
   kwargs: tuple[tuple[str, Any], ...] = ()
+  argv: tuple[str, ...] = ()
+  files: tuple[tuple[str, str], ...] = ()
 
 
 # ---------------------------------------------------------------------------------------
@@ -129,6 +135,54 @@ def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = ("."
   return out
 
 
+_SUBPROCESS_FUNCTIONS = {"run", "call", "check_call", "check_output", "Popen"}
+_PATH_JOINS = {"os.path.join", "posixpath.join", "path.join"}
+
+
+def _dotted(node: ast.AST) -> str:
+  if isinstance(node, ast.Name):
+    return node.id
+  if isinstance(node, ast.Attribute):
+    inner = _dotted(node.value)
+    return f"{inner}.{node.attr}" if inner else ""
+  return ""
+
+
+def _string(node: ast.AST, env: dict[str, Any]) -> str | None:
+  """A string argument: a literal, a bound name, os.path.join(...) or str(...) of such."""
+  if isinstance(node, ast.Constant) and isinstance(node.value, str):
+    return node.value
+  if isinstance(node, ast.Name) and isinstance(env.get(node.id), str):
+    return env[node.id]
+  if isinstance(node, ast.Call) and not node.keywords:
+    name = _dotted(node.func)
+    parts = [_string(a, env) for a in node.args]
+    if name in _PATH_JOINS and parts and all(p is not None for p in parts):
+      return "/".join(p.strip("/") if i else p.rstrip("/") for i, p in enumerate(parts))
+    if name == "str" and len(parts) == 1 and parts[0] is not None:
+      return parts[0]
+  return None
+
+
+def _command_line(node: ast.AST, env: dict[str, Any], varargs: str | None = None,
+                  extra: Sequence[str] = ()) -> tuple[list[str], bool] | None:
+  """(the arguments after `sys.executable`, whether a `*varargs` closes the list) of a literal
+  command list `[sys.executable, "-m", "tool", ...]`; None for anything else."""
+  if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or _dotted(node.elts[0]) != "sys.executable":
+    return None
+  argv, open_end = [], False
+  for element in node.elts[1:]:
+    if isinstance(element, ast.Starred) and varargs and isinstance(element.value, ast.Name) \
+        and element.value.id == varargs and element is node.elts[-1]:
+      open_end = True
+      continue
+    value = _string(element, env)
+    if value is None:
+      return None
+    argv.append(value)
+  return argv + list(extra), open_end
+
+
 def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]) -> Iterable[SeedCall]:
   functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
   modules: dict[str, str] = {}  # local name -> module
@@ -189,11 +243,33 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
       kwargs[kw.arg] = value
     return tuple(args), kwargs
 
+  # Helpers that start the tree's CLI: `def run_cli(*args): subprocess.run([sys.executable, "-m",
+  # "tool", *args], ...)`; a call run_cli("a", "b") is the command line `-m tool a b`.
+  launchers: dict[str, list[str]] = {}
+  for fn in local_defs.values():
+    varargs = fn.args.vararg.arg if fn.args.vararg else None
+    for node in ast.walk(fn):
+      if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] in _SUBPROCESS_FUNCTIONS and node.args:
+        line = _command_line(node.args[0], {}, varargs)
+        if line is not None and line[1]:
+          launchers[fn.name] = line[0]
+
   for fn in [n for n in ast.walk(module_ast) if isinstance(n, ast.FunctionDef)]:
     scope = bound.get(fn.name, {})
     for env in _parametrize_envs(fn):
       for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
+          continue
+        name = _dotted(node.func)
+        if name.split(".")[-1] in _SUBPROCESS_FUNCTIONS and name.startswith("subprocess.") and node.args:
+          line = _command_line(node.args[0], env)
+          if line is not None and not line[1]:
+            yield SeedCall(argv=tuple(line[0]))
+          continue
+        if isinstance(node.func, ast.Name) and node.func.id in launchers and not node.keywords:
+          values = [_string(a, env) for a in node.args]
+          if all(v is not None for v in values):
+            yield SeedCall(argv=tuple(launchers[node.func.id] + values))
           continue
         where = target(node.func, scope)
         if where is None:
@@ -262,7 +338,8 @@ def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> lis
   tested = {repr(s) for s in seeds}
   by_function: dict[tuple[str, str, int], list[SeedCall]] = {}
   for s in seeds:
-    by_function.setdefault((s.module, s.function, len(s.args)), []).append(s)
+    if not s.argv:
+      by_function.setdefault((s.module, s.function, len(s.args)), []).append(s)
   candidates: list[SeedCall] = []
   for (module, function, arity), group in sorted(by_function.items()):
     pools = [[g.args[j] for g in group] for j in range(arity)]
@@ -295,7 +372,74 @@ def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> lis
   return out
 
 
+MAX_INPUT_FILE_BYTES = 64 * 1024
+_PROGRAM_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".sh")  # the program itself, never an input
+_NUMBER = re.compile(r"(?<![\w.])(\d+)(\.\d+)?(?![\w.])")
+
+
+def _perturb_text(text: str, rng: random.Random) -> str:
+  """Another data file of the same form: the first line kept (a header), the other lines
+  shuffled, one dropped or repeated, or one line's numbers moved (decimals and signs kept)."""
+  lines = text.splitlines(keepends=True)
+  if lines and not lines[-1].endswith("\n"):
+    lines[-1] += "\n"
+  head, body = lines[:1], lines[1:]
+  if not body:
+    return text
+  op = rng.randrange(4)
+  if op == 0 and len(body) > 1:
+    rng.shuffle(body)
+  elif op == 1 and len(body) > 1:
+    del body[rng.randrange(len(body))]
+  elif op == 2:
+    body.insert(rng.randrange(len(body) + 1), rng.choice(body))
+  else:
+    i = rng.randrange(len(body))
+
+    def move(m: re.Match) -> str:
+      whole, frac = int(m.group(1)), m.group(2) or ""
+      return f"{whole + rng.choice([1, 2, 3, 5])}{frac}"
+    body[i] = _NUMBER.sub(move, body[i])
+  return "".join(head + body)
+
+
+def held_out_command_lines(seeds: Sequence[SeedCall], tree_dir: str, n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new command lines: a tested one with one of its input files (a text file of the
+  tree it names) replaced by a perturbed copy under a new name, so neither the file's name nor
+  its contents are ones a test used."""
+  out: list[SeedCall] = []
+  seen = {repr(s) for s in seeds}
+  for seed in seeds:
+    data = []
+    for i, arg in enumerate(seed.argv):
+      path = os.path.join(tree_dir, arg)
+      program = arg.endswith(_PROGRAM_SUFFIXES) or (i > 0 and seed.argv[i - 1] == "-m")
+      if (arg and not arg.startswith("-") and not program and os.path.isfile(path)
+          and os.path.getsize(path) <= MAX_INPUT_FILE_BYTES):
+        try:
+          with open(path, encoding="utf-8") as f:
+            data.append((i, arg, f.read()))
+        except (OSError, UnicodeDecodeError):
+          continue
+    for _ in range(VARIANTS_PER_SEED if data else 0):
+      i, arg, text = rng.choice(data)
+      new = _perturb_text(text, rng)
+      if new == text:
+        continue
+      name = f"heldout_{len(out)}{os.path.splitext(arg)[1]}"
+      argv = list(seed.argv)
+      argv[i] = f"{ORACLE_INPUTS}/{name}"
+      candidate = SeedCall(argv=tuple(argv), files=((name, new),))
+      if repr(candidate) not in seen:
+        seen.add(repr(candidate))
+        out.append(candidate)
+  rng.shuffle(out)
+  return out[:n]
+
+
 def to_call(seed: SeedCall, call_id: str) -> Call:
+  if seed.argv:
+    return Call(id=call_id, argv=tuple(seed.argv), files=tuple(seed.files))
   return Call(id=call_id, module=seed.module, function=seed.function, args=repr(tuple(seed.args)),
               kwargs=repr(dict(seed.kwargs)))
 
@@ -333,6 +477,8 @@ def agree(expected: Any, got: Any) -> bool:
 def _usable(result: Any) -> bool:
   """A reference result the oracle can compare: a builtin value, not an exception."""
   text = json.dumps(result)
+  if isinstance(result, list) and result and result[0] == "cli":
+    return result[1] == 0  # a command line the reference completes
   return (isinstance(result, list) and bool(result) and result[0] != "raises"
           and '"opaque"' not in text and '"deep"' not in text)
 
@@ -438,7 +584,7 @@ class Oracle:
         data = json.load(f)
       if data is None:
         return None
-      return OraclePlan(calls=[Call(**c) for c in data["calls"]], expected=data["expected"],
+      return OraclePlan(calls=[Call.from_dict(c) for c in data["calls"]], expected=data["expected"],
                         pristine=data["pristine"], seeds=data["seeds"], prepare_s=data["prepare_s"])
     start = time.monotonic()
     from rl.tasks.patch import apply_patch  # pylint: disable=import-outside-toplevel
@@ -451,17 +597,24 @@ class Oracle:
       apply_patch(reference, patch)
       seeds = seed_calls(str(task.tests_dir), reference, roots)
       rng = random.Random(int(hashlib.sha256(f"{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
-      # Twice as many candidates as needed: some are dropped below.
-      candidates = held_out_calls(seeds, 2 * self.inputs, rng)
+      # Twice as many candidates as needed: some are dropped below. Command lines (a CLI the
+      # tests run) get up to half when the tests also call functions.
+      cli = held_out_command_lines([s for s in seeds if s.argv], reference, 2 * self.inputs, rng)
+      functions = held_out_calls(seeds, 2 * self.inputs, rng)
+      share = len(cli) if not functions else min(len(cli), self.inputs)
+      candidates = cli[:share] + functions[:2 * self.inputs - share]
       if candidates:
         calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
-        twice = calls + [dataclasses.replace(c, id=c.id + "~") for c in calls]
+        twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
         config = self._task_config(task)
         ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
                         call_timeout_s=self.call_timeout_s)
         if ref.complete:
-          kept = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
-                  and agree(ref.results[c.id], ref.results.get(c.id + "~"))][:self.inputs]
+          usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
+                    and agree(ref.results[c.id], ref.results.get(c.id + "~"))]
+          # Both kinds in the plan when both exist: command lines first, up to half.
+          lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
+          kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)]
           if kept:
             pristine_tree = os.path.join(tmp, "pristine")
             shutil.copytree(task.repo_dir, pristine_tree, symlinks=True,
@@ -525,7 +678,8 @@ class Oracle:
     for call in plan.calls:
       result = got.results.get(call.id)
       if not agree(plan.expected[call.id], result):
-        verdict.disagreements.append({"function": f"{call.module}.{call.function}", "args": call.args,
+        verdict.disagreements.append({"function": " ".join(("python",) + call.argv) if call.argv
+                                      else f"{call.module}.{call.function}", "args": "" if call.argv else call.args,
                                       "expected": _short(plan.expected[call.id]), "got": _short(result)})
     verdict.flagged = (not got.complete) or len(verdict.disagreements) > self.tolerance * len(plan.calls)
     return verdict
