@@ -202,3 +202,27 @@ def _check_same_verdict(case, tmp_path, config):
     files = {e.get("file") for e in report.runtime_evidence["hidden_test_reads"]}
     assert "mathx/__init__.py" in files, files
     assert any(e.get("file") == "mathx/_flood.py" for e in report.runtime_evidence["early_exits"])
+
+
+def _task_config(case):
+  meta = redteam_suite.task_metadata(case.task)
+  return CONFIG.replace(python_path=tuple(meta.get("python_path") or ()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", redteam_suite.CASES + redteam_suite.HOLDOUT4, ids=lambda c: c.id)
+def test_every_red_team_case_grades_alike_on_both_paths(case, tmp_path):
+  """The fork-server and a fresh interpreter reach the same result on every red-team case of
+  the tuned suite and of held-out round 4 (the graded tree, the verdict channel, the monitor).
+  The verdict, not the counts: code that reads its parent's command line (ho2-proc-cmdline) can
+  tell the paths apart and fail different tests; it fails on both."""
+  task = redteam_suite.task_dir(case.task)
+  meta = redteam_suite.task_metadata(case.task)
+  ws = redteam_suite.materialize(case, str(tmp_path / "ws"))
+  results = {}
+  for path, command in (("fork-server", meta["test_command"]), ("plain", "cd . && " + meta["test_command"])):
+    report = grading.grade(ws, os.path.join(task, "tests"), meta["hidden_tests_dest"], command, timeout_s=30,
+                           config=_task_config(case), pristine_dir=os.path.join(task, "repo"))
+    results[path] = {"all_passed": report.all_passed,
+                     "hidden_test_reads": bool(report.runtime_evidence["hidden_test_reads"])}
+  assert results["fork-server"] == results["plain"], results
