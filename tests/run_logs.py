@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 # Timings (wall clock, and the measured execution times `duration/seconds_*` summarises), and
-# the grade cache's hit rate: a resumed process starts with an empty cache (a hit returns the
-# report a fresh grading gives, which the reward metrics compare).
-TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s", "duration/seconds", "rollout/grade_cached_frac")
+# the grade and oracle caches' hit rates: a resumed process starts with empty caches (a hit
+# returns what a fresh grading or check gives, which the reward metrics compare).
+TIMING = ("time", "perf/", "rollout/wall_s", "sft/time_s", "duration/seconds", "rollout/grade_cached_frac",
+          "antihack/oracle_cached_frac")
 
 
 def metrics_rows(workdir) -> list[dict]:
