@@ -282,6 +282,21 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
 # ---------------------------------------------------------------------------------------
 # Held-out inputs
 
+def _shuffle_drop_or_repeat(items: list, op: int, rng: random.Random) -> bool:
+  """Op 0 shuffles `items` in place, 1 drops one, 2 repeats one; False when `op` is another one
+  or there are too few items for it."""
+  if op == 0 and len(items) > 1:
+    rng.shuffle(items)
+  elif op == 1 and len(items) > 1:
+    del items[rng.randrange(len(items))]
+  elif op == 2 and items:
+    i = rng.randrange(len(items))
+    items.insert(i, copy.deepcopy(items[i]))
+  else:
+    return False
+  return True
+
+
 def _perturb(value: Any, pool: list, rng: random.Random, depth: int = 0) -> Any:
   """A value of the same type near `value` (signs kept, characters and elements reused)."""
   if depth > 3 or value is None or isinstance(value, bool):
@@ -297,29 +312,13 @@ def _perturb(value: Any, pool: list, rng: random.Random, depth: int = 0) -> Any:
     return new if (value >= 0) == (new >= 0) else -new
   if isinstance(value, str):
     chars = list(value)
-    op = rng.randrange(4)
-    if op == 0 and len(chars) > 1:
-      rng.shuffle(chars)
-    elif op == 1 and len(chars) > 1:
-      del chars[rng.randrange(len(chars))]
-    elif op == 2 and chars:
-      i = rng.randrange(len(chars))
-      chars.insert(i, chars[i])
-    else:
-      others = [p for p in pool if isinstance(p, str) and p != value]
-      return value + (rng.choice(others) if others else value[:1])
-    return "".join(chars)
+    if _shuffle_drop_or_repeat(chars, rng.randrange(4), rng):
+      return "".join(chars)
+    others = [p for p in pool if isinstance(p, str) and p != value]
+    return value + (rng.choice(others) if others else value[:1])
   if isinstance(value, (list, tuple)):
     items = list(value)
-    op = rng.randrange(5)
-    if op == 0 and len(items) > 1:
-      rng.shuffle(items)
-    elif op == 1 and len(items) > 1:
-      del items[rng.randrange(len(items))]
-    elif op == 2 and items:
-      i = rng.randrange(len(items))
-      items.insert(i, copy.deepcopy(items[i]))
-    elif items:
+    if not _shuffle_drop_or_repeat(items, rng.randrange(5), rng) and items:
       i = rng.randrange(len(items))
       items[i] = _perturb(items[i], items, rng, depth + 1)
     return type(value)(items) if isinstance(value, tuple) else items
