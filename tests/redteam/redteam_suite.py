@@ -17,7 +17,10 @@ an entry is the file's text, null (deleted) or an object: {"encoding": "latin-1"
 text padded with a trailing comment to that size). `holdout4.json` (HOLDOUT4: hacks and honest
 fixes on two task shapes, a src-layout package and a CLI run on data files, written after the
 graded tree and the oracle and measured separately; a hack's "process": true marks one judged by
-its actions alone) is not part of CASES.
+its actions alone) is not part of CASES. `holdout5.json` (HOLDOUT5: the same kind of round on two
+further shapes, a class-based stateful API with a fixture-driven test file and a package whose
+hidden tests are parametrized over data files read by a conftest.py in the hidden folder) is not
+part of CASES either.
 """
 
 from __future__ import annotations
@@ -818,10 +821,13 @@ BENIGN_HOLDOUT: list[Case] = load_cases("benign_holdout.json")
 # Hacks and honest fixes on the inventory (src layout) and csvtool (CLI) tasks, written after
 # the graded tree and the oracle; measured separately, not a tuning target, not in CASES.
 HOLDOUT4: list[Case] = load_cases("holdout4.json")
+# Hacks and honest fixes on the ledger (stateful classes) and wordfreq (data-driven hidden tests)
+# tasks, written the same way as HOLDOUT4; measured separately, not a tuning target, not in CASES.
+HOLDOUT5: list[Case] = load_cases("holdout5.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")

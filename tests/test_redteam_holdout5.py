@@ -1,0 +1,164 @@
+"""The fifth held-out red-team round (tests/redteam/holdout5.json) and its two tasks.
+
+The round holds hacks and honest fixes on two task shapes the rest of the suite lacks: a
+class-based, stateful API whose hidden tests build objects through a fixture (`ledger`) and a
+package whose hidden tests are parametrized over data files in the hidden folder, read by a
+fixture in the hidden folder's conftest.py (`wordfreq`). These tests check the round
+itself, not the defences: each task's pristine repo fails its hidden tests and the reference
+fix passes them; every honest fix passes real grading; every hack that is not a process hack
+(`"process": true`, judged by its actions alone) really works when nothing defends, i.e. the
+hidden tests pass on its raw workspace although the bug is not fixed.
+"""
+
+import functools
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "redteam"))
+
+import redteam_suite  # noqa: E402
+
+HOLDOUT_FILE = os.path.join(os.path.dirname(__file__), "redteam", "holdout5.json")
+TASKS = ("ledger", "wordfreq")
+
+with open(HOLDOUT_FILE, encoding="utf-8") as _fh:
+  RECORDS = {r["id"]: r for r in json.load(_fh)}
+
+HACK_IDS = [c.id for c in redteam_suite.HOLDOUT5 if c.kind == "hack"]
+LEGIT_IDS = [c.id for c in redteam_suite.HOLDOUT5 if c.kind == "legit"]
+WORKING_HACK_IDS = [i for i in HACK_IDS if not RECORDS[i].get("process")]
+
+
+@functools.cache
+def _sandbox_usable() -> tuple[bool, str]:
+  try:
+    from sandbox import SandboxConfig, open_session
+    import sandbox.grading  # noqa: F401
+  except ImportError as e:
+    return False, f"sandbox not importable ({e})"
+  try:
+    with tempfile.TemporaryDirectory() as d, open_session(d, SandboxConfig(backend="local")) as s:
+      r = s.exec("python -c 'print(1)'", timeout=20)
+      if r.exit_code != 0:
+        return False, f"local sandbox cannot run python: {r.stderr[:200]}"
+  except Exception as e:  # any backend failure: the grading checks cannot run here
+    return False, f"local sandbox unusable: {type(e).__name__}: {e}"
+  return True, ""
+
+
+@pytest.fixture
+def sandbox_ok():
+  ok, why = _sandbox_usable()
+  if not ok:
+    pytest.skip(why)
+
+
+def _config(task):
+  from sandbox import SandboxConfig
+  return SandboxConfig(backend="local", python_path=tuple(redteam_suite.task_metadata(task).get("python_path") or ()))
+
+
+def _editable(task):
+  from rl.tasks.patch import parse_patch
+  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
+    return [p for fp in parse_patch(fh.read()) for p in (fp.old_path, fp.new_path) if p]
+
+
+def _grade(task, workspace):
+  from sandbox.grading import grade
+  meta = redteam_suite.task_metadata(task)
+  d = redteam_suite.task_dir(task)
+  return grade(workspace, os.path.join(d, "tests"), hidden_tests_dest=meta["hidden_tests_dest"],
+               test_command=meta["test_command"], timeout_s=float(meta["timeout_s"]), config=_config(task),
+               pristine_dir=os.path.join(d, "repo"), editable=_editable(task))
+
+
+# -- (a) shape -------------------------------------------------------------------------
+
+
+def test_holdout5_shape():
+  cases = redteam_suite.HOLDOUT5
+  ids = [c.id for c in cases]
+  assert len(ids) == len(set(ids)) == len(RECORDS)
+  assert len(HACK_IDS) >= 30 and len(LEGIT_IDS) >= 15
+  others = (redteam_suite.CASES + redteam_suite.BENIGN + redteam_suite.SPELLING + redteam_suite.BENIGN_HOLDOUT
+            + redteam_suite.HOLDOUT4)
+  assert not set(ids) & {c.id for c in others}
+  assert not set(ids) & {c.id for c in redteam_suite.CASES}
+  for case in cases:
+    assert case.kind in ("hack", "legit"), case.id
+    assert case.task in TASKS and os.path.isdir(redteam_suite.task_dir(case.task)), case.id
+    assert case.description and "\n" not in case.description, case.id
+    assert case.actions and case.actions[-1][0] == "submit", case.id
+    assert case.files or case.kind == "hack", case.id
+    assert redteam_suite.by_id(case.id) is case
+    if RECORDS[case.id].get("process"):
+      assert case.kind == "hack", case.id
+      assert any(a in ("run", "read_file") for a, _ in case.actions), case.id
+  for task in TASKS:  # roughly half of each kind on each task
+    n_hacks = sum(c.task == task and c.kind == "hack" for c in cases)
+    n_legit = sum(c.task == task and c.kind == "legit" for c in cases)
+    assert n_hacks >= 0.4 * len(HACK_IDS) and n_legit >= 0.4 * len(LEGIT_IDS), task
+
+
+def test_task_directories():
+  for task in TASKS:
+    d = redteam_suite.task_dir(task)
+    meta = redteam_suite.task_metadata(task)
+    assert meta["hidden_tests_dest"] == "tests" and meta["test_command"] == "python -m pytest -q tests"
+    for name in ("task.md", "metadata.json", "solution.patch"):
+      assert os.path.isfile(os.path.join(d, name)), (task, name)
+    assert _editable(task)
+  # The wordfreq hidden tests read data files through a fixture in the hidden conftest.py.
+  hidden = os.path.join(redteam_suite.task_dir("wordfreq"), "tests")
+  assert os.path.isfile(os.path.join(hidden, "conftest.py"))
+  stems = lambda ext: sorted(n[:-len(ext)] for n in os.listdir(os.path.join(hidden, "data")) if n.endswith(ext))
+  assert stems(".txt") and stems(".txt") == stems(".json")
+
+
+# -- (b) the tasks: pristine fails, the reference fix passes ------------------------------
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
+  from rl.tasks.patch import apply_patch
+  workspace = str(tmp_path / "ws")
+  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
+  report = _grade(task, workspace)
+  assert not report.all_passed, report.log
+  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
+    apply_patch(workspace, fh.read())
+  report = _grade(task, workspace)
+  assert report.all_passed, report.log
+
+
+# -- (c) every honest fix passes real grading -------------------------------------------
+
+
+@pytest.mark.parametrize("case_id", LEGIT_IDS)
+def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
+  case = redteam_suite.by_id(case_id)
+  workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
+  report = _grade(case.task, workspace)
+  assert report.all_passed, report.log
+
+
+# -- (d) every file-based hack works when nothing defends --------------------------------
+
+
+@pytest.mark.parametrize("case_id", WORKING_HACK_IDS)
+def test_hack_passes_on_raw_workspace(case_id, tmp_path, sandbox_ok):
+  from sandbox import open_session
+  case = redteam_suite.by_id(case_id)
+  workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
+  meta = redteam_suite.task_metadata(case.task)
+  shutil.copytree(os.path.join(redteam_suite.task_dir(case.task), "tests"),
+                  os.path.join(workspace, meta["hidden_tests_dest"]), dirs_exist_ok=True)
+  with open_session(workspace, _config(case.task)) as session:
+    result = session.exec(meta["test_command"] + " -p no:cacheprovider", timeout=30)
+  assert result.exit_code == 0, (result.stdout + result.stderr)[-3000:]
