@@ -385,3 +385,17 @@ def test_hidden_test_reads_through_other_paths_are_seen(task, tmp_path, spelling
                  expected_tests=EXPECTED, pristine_dir=str(repo))
   reads = report.runtime_evidence["hidden_test_reads"]
   assert any(e["path"] == "/workspace/tests/test_calc.py" for e in reads), report.runtime_evidence
+
+
+def test_the_import_system_scanning_sys_path_is_not_a_hidden_test_read(task, tmp_path):
+  """importlib.metadata lists every sys.path entry, the tests folder pytest inserted among them:
+  honest code asking for a version reads no test. Listing the folder itself still counts."""
+  repo, hidden = task
+  honest = GOOD + "\nimport importlib.metadata\nVERSION = importlib.metadata.version('pytest')\n"
+  report = grade(_workspace(tmp_path, repo, {"calc.py": honest}), str(hidden), config=CONFIG,
+                 expected_tests=EXPECTED, pristine_dir=str(repo))
+  assert report.all_passed and not report.runtime_evidence["hidden_test_reads"], report.runtime_evidence
+  lister = GOOD + "\nimport os\nFILES = os.listdir(os.path.join(os.path.dirname(__file__), 'tests'))\n"
+  report = grade(_workspace(tmp_path, repo, {"calc.py": lister}, "l"), str(hidden), config=CONFIG,
+                 expected_tests=EXPECTED, pristine_dir=str(repo))
+  assert report.runtime_evidence["hidden_test_reads"], report.runtime_evidence

@@ -26,6 +26,15 @@ SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "o
 INTROSPECTION_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
 
 _installed = []
+# Modules that list every sys.path entry for distributions or modules (importlib.metadata.version,
+# pkgutil.iter_modules): a listing they make of the tests folder reads no test. Opening a file
+# there is still recorded, whoever asks.
+PATH_SCANNERS = frozenset({"importlib.metadata", "importlib._bootstrap_external", "pkgutil", "zipimport",
+                           "pkg_resources"})
+
+
+def _path_scan(frame):
+  return frame is not None and frame.f_globals.get("__name__") in PATH_SCANNERS
 
 
 def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channel=None):
@@ -85,6 +94,8 @@ def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channe
   def hook(event, args):
     # No reentrancy flag to switch off: nothing below raises an event this hook records.
     try:
+      if event in ("os.listdir", "os.scandir") and _path_scan(getframe(1)):
+        return  # the import system scanning sys.path (pytest puts the tests folder on it)
       if event == "open" or event in ("os.listdir", "os.scandir"):
         path = args[0] if args else None
         if isinstance(path, (str, bytes)) and path:
