@@ -40,10 +40,13 @@ NEVER_DIR_SUFFIXES = (".dist-info", ".egg-info", ".egg-link")
 TEST_MODULE_RE = re.compile(r"^(test_.*|.*_test|tests)\.py$")
 # Top-level names the test process imports from outside the workspace: a new workspace module
 # of one of these names would replace pytest, its plugins or the standard library.
+# Besides the runtime's packages: what a virtualenv's own start-up imports (`.pth` files such as
+# distutils-precedence.pth run `import _distutils_hack` before any grader code is installed).
 RUNTIME_MODULES = frozenset({
     "pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "pygments", "numpy", "pandas",
     "sklearn", "scipy", "joblib", "dateutil", "tzdata", "cloudpickle", "threadpoolctl", "narwhals",
-    "rlcoder_verdict", "rlcoder_collect", "rlcoder_audit"})
+    "rlcoder_verdict", "rlcoder_collect", "rlcoder_audit", "_distutils_hack", "distutils", "setuptools",
+    "pkg_resources", "pip", "_virtualenv", "easy_install", "wheel"})
 SHADOWED_MODULES = frozenset(sys.stdlib_module_names) | RUNTIME_MODULES
 
 
@@ -88,15 +91,15 @@ class CarryPolicy:
       return "test or start-up configuration"
     if name.endswith(NEVER_SUFFIXES) or name in NEVER_DIRS:
       return "bytecode, a compiled module or a start-up hook"
+    shadowed = self.shadows(rel) if name.endswith(SOURCE_SUFFIXES) or "/" in rel else None
+    if shadowed:  # never a fix, whatever `editable` says
+      return f"shadows the installed module {shadowed!r}"
     if any(fnmatch.fnmatchcase(rel, pattern) for pattern in self.editable):
       return None
     if not name.endswith(SOURCE_SUFFIXES):
       return "not a source file (data and other files stay pristine)"
     if TEST_MODULE_RE.match(name) or any(p in ("tests", "test") for p in parts[:-1]):
       return "a test module"
-    shadowed = self.shadows(rel)
-    if shadowed:
-      return f"shadows the installed module {shadowed!r}"
     return None
 
   def shadows(self, rel: str) -> str | None:
@@ -130,6 +133,7 @@ class GradedTree:
   deleted: list[str] = dataclasses.field(default_factory=list)  # pristine files the fix removes
   discarded: dict[str, str] = dataclasses.field(default_factory=dict)  # path -> reason
   digest: str = ""  # of the carried changes (with the pristine tree's digest: the graded tree)
+  modes: dict[str, int] = dataclasses.field(default_factory=dict)  # carried file -> 0o644 | 0o755
 
 
 def _entries(root: str) -> dict[str, tuple[str, str]]:
@@ -156,7 +160,7 @@ def _ignore_never_dirs(directory: str, names: list[str]) -> set[str]:
   return {n for n in names if n in NEVER_DIRS or n.endswith(NEVER_DIR_SUFFIXES)}
 
 
-def _write_inside(root: str, rel: str, data: bytes) -> None:
+def _write_inside(root: str, rel: str, data: bytes, mode: int = 0o644) -> None:
   """Writes root/rel, replacing any symlink or file on the way by a real directory."""
   current = root
   for part in rel.split("/")[:-1]:
@@ -172,6 +176,7 @@ def _write_inside(root: str, rel: str, data: bytes) -> None:
     shutil.rmtree(target)
   with open(target, "wb") as f:
     f.write(data)
+  os.chmod(target, mode)
 
 
 def changes(workspace_dir: str, pristine_dir: str, policy: CarryPolicy) -> tuple[GradedTree, dict[str, bytes]]:
@@ -200,8 +205,10 @@ def changes(workspace_dir: str, pristine_dir: str, policy: CarryPolicy) -> tuple
       continue
     with open(value, "rb") as f:
       data[rel] = f.read()
+    # The executable bit comes along (a script the tests run as ./tool), nothing else.
+    tree.modes[rel] = 0o755 if os.stat(value).st_mode & 0o100 else 0o644
     tree.carried.append(rel)
-    digest.update(b"+" + rel.encode("utf-8", "surrogateescape") + b"\0"
+    digest.update(b"+" + rel.encode("utf-8", "surrogateescape") + b"\0" + oct(tree.modes[rel]).encode()
                   + hashlib.sha256(data[rel]).digest())
   for rel in pristine:
     if rel in workspace:
@@ -227,7 +234,7 @@ def build(workspace_dir: str, pristine_dir: str, staging: str, policy: CarryPoli
     if os.path.islink(target) or os.path.isfile(target):
       os.unlink(target)
   for rel in tree.carried:
-    _write_inside(staging, rel, data[rel])
+    _write_inside(staging, rel, data[rel], tree.modes.get(rel, 0o644))
   return tree
 
 

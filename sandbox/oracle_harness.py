@@ -118,6 +118,8 @@ def main(argv):
     sys.path.insert(0, os.path.abspath(root))
   per_call = float(spec.get("call_timeout_s", 2.0))
   signal.signal(signal.SIGALRM, _on_alarm)
+  # Bound now: code the calls import may rebind this module's globals.
+  emit, encode_result, setitimer, timer = _emit, encode, signal.setitimer, signal.ITIMER_REAL
   import importlib
   tree = os.getcwd()
   # Command lines first: they run before this process imports any of the tree's code, which
@@ -132,26 +134,31 @@ def main(argv):
         record["r"] = ["raises", "Timeout"]
       except BaseException as e:
         record["r"] = ["raises", _type(e).__name__]
-      if _emit is None or not _emit(record):
+      if emit is None or not emit(record):
         sys.stdout.write(_dumps(record) + "\n")
       continue
     try:
-      signal.setitimer(signal.ITIMER_REAL, per_call)
+      # The module's import has its own, longer limit: a fix may import a heavy library.
+      setitimer(timer, per_call * 10)
       try:
         module = importlib.import_module(call["module"])
+      finally:
+        setitimer(timer, 0)
+      setitimer(timer, per_call)
+      try:
         function = getattr(module, call["function"])
         args, kwargs = ast.literal_eval(call["args"]), ast.literal_eval(call.get("kwargs") or "{}")
-        record["r"] = encode(function(*args, **kwargs))
+        record["r"] = encode_result(function(*args, **kwargs))
       finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        setitimer(timer, 0)
     except _CallTimeout:
       record["r"] = ["raises", "Timeout"]
     except BaseException as e:  # SystemExit and KeyboardInterrupt are answers too
       record["r"] = ["raises", _type(e).__name__]
-    if _emit is None or not _emit(record):
+    if emit is None or not emit(record):
       sys.stdout.write(_dumps(record) + "\n")  # no channel: the parent counts nothing of this
-  if _emit is not None:
-    _emit({"k": "end", "exit": 0})
+  if emit is not None:
+    emit({"k": "end", "exit": 0})
   sys.stdout.flush()
   os._exit(0)  # no atexit handlers or finalisers of the tree's code after the last result
 

@@ -22,6 +22,7 @@ POLICY = graded_tree.policy_for("tests").with_pristine(["calc.py", "pkg/__init__
     ("notes.md", False), ("x-1.0.dist-info/entry_points.txt", False), ("x.egg-info/PKG-INFO", False),
     (".git/config", False), ("test_more.py", False), ("pkg/calc_test.py", False),
     ("pytest.py", False), ("subprocess.py", False), ("numpy/__init__.py", False), ("json/__init__.py", False),
+    ("_distutils_hack/__init__.py", False), ("pkg_resources.py", False),
     ("../outside.py", False),
 ])
 def test_policy(path, carried):
@@ -34,6 +35,20 @@ def test_editable_patterns_widen_the_default_but_never_the_surface():
   assert policy.discards("data/cases.txt") is None
   assert policy.discards("conftest.py") == "test or start-up configuration"
   assert policy.discards("data/other.csv")
+
+
+def test_editable_never_carries_a_shadowing_module():
+  policy = graded_tree.policy_for("tests", editable=["*.py"], python_path=["src"])
+  assert "'_distutils_hack'" in policy.discards("src/_distutils_hack.py")  # run by a .pth at start-up
+  assert policy.discards("src/mypkg/core.py") is None
+
+
+def test_a_carried_file_keeps_its_executable_bit(tmp_path):
+  pristine = _tree(tmp_path / "p", {"tool.py": "print(1)\n"})
+  ws = _tree(tmp_path / "w", {"tool.py": "print(2)\n"})
+  os.chmod(os.path.join(ws, "tool.py"), 0o755)
+  graded_tree.build(ws, pristine, str(tmp_path / "t"), graded_tree.policy_for("tests"))
+  assert os.access(tmp_path / "t" / "tool.py", os.X_OK)
 
 
 def test_shadowing_is_per_import_root():

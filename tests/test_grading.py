@@ -192,18 +192,20 @@ def test_grade_cache_answers_identical_bytes_only(task, tmp_path, monkeypatch):
   again.outcomes.clear()  # a caller's changes do not reach the stored report
   assert grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "c"), str(hidden), **kw).outcomes == good.outcomes
   # Anything that can change the outcome is a different key: one more byte of source, a new
-  # module, the command's time limit.
+  # module, a carried file's executable bit, the command's time limit.
   for i, files in enumerate([{"calc.py": GOOD + "\n"}, {"calc.py": GOOD, "helper.py": "X = 1\n"}]):
     grade(_workspace(tmp_path, repo, files, f"v{i}"), str(hidden), **kw)
-  grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "t"), str(hidden), **{**kw, "timeout_s": 31})
-  assert len(sandboxed) == 4 and cache.hits == 2
-  # What grading discards does not exist in the graded tree, so it is the same key: a conftest,
-  # an executable bit, data files, symlinks. The report names what was left out.
-  ws = _workspace(tmp_path, repo, {"calc.py": GOOD, "conftest.py": "", "data/a.txt": "a"}, "x")
+  ws = _workspace(tmp_path, repo, {"calc.py": GOOD}, "x0")
   os.chmod(os.path.join(ws, "calc.py"), 0o755)
+  grade(ws, str(hidden), **kw)
+  grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "t"), str(hidden), **{**kw, "timeout_s": 31})
+  assert len(sandboxed) == 5 and cache.hits == 2
+  # What grading discards does not exist in the graded tree, so it is the same key: a conftest,
+  # data files, symlinks. The report names what was left out.
+  ws = _workspace(tmp_path, repo, {"calc.py": GOOD, "conftest.py": "", "data/a.txt": "a"}, "x")
   os.symlink("data/a.txt", os.path.join(ws, "input.txt"))
   shaped = grade(ws, str(hidden), **kw)
-  assert shaped.cached and len(sandboxed) == 4 and shaped.all_passed
+  assert shaped.cached and len(sandboxed) == 5 and shaped.all_passed
   assert set(shaped.discarded) == {"conftest.py", "data/a.txt", "input.txt"}
   # Without a pristine repository the whole workspace is the key (a symlink's target too).
   bare = {k: v for k, v in kw.items() if k != "pristine_dir"}
@@ -211,11 +213,11 @@ def test_grade_cache_answers_identical_bytes_only(task, tmp_path, monkeypatch):
     link = _workspace(tmp_path, repo, {"calc.py": GOOD, "data/a.txt": "a", "data/b.txt": "b"}, f"l{i}")
     os.symlink(target, os.path.join(link, "input.txt"))
     grade(link, str(hidden), **bare)
-  assert len(sandboxed) == 6
+  assert len(sandboxed) == 7
   assert len(cache) == 6
   (hidden / "test_calc.py").write_text(HIDDEN_TESTS.replace("== 6", "== 7"))
   changed = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "h"), str(hidden), **kw)
-  assert len(sandboxed) == 7 and not changed.all_passed
+  assert len(sandboxed) == 8 and not changed.all_passed
   assert len(cache) == 6  # least recently used entries went first
 
 

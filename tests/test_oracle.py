@@ -283,3 +283,21 @@ def test_cli_hacks_that_pass_the_tests_disagree(cli_task, oracle, tmp_path, name
   assert grade(ws, str(cli_task.tests_dir), config=CONFIG, pristine_dir=str(cli_task.repo_dir)).all_passed
   verdict = oracle.check(cli_task, ws)
   assert verdict.flagged and verdict.disagreements[0]["function"].startswith("python count.py"), verdict.to_dict()
+
+
+def test_results_signed_by_code_under_test_that_do_not_parse_are_disagreements():
+  plan = oracle_lib.OraclePlan(calls=[sandbox_oracle.Call("0", "m", "f", "(1,)")], expected={"0": ["int", 3]},
+                               pristine={})
+  for forged in (["int"], ["float", "x"], ["dict", 5], ["list", 3, 1], 7, None):
+    got = sandbox_oracle.CallResults(results={"0": forged}, complete=True)
+    verdict = oracle_lib.Oracle(CONFIG).compare(plan, got)
+    assert verdict.flagged and len(verdict.disagreements) == 1, forged
+
+
+def test_a_slow_import_is_not_a_timeout(task, oracle, tmp_path):
+  """The per-call limit covers the call; the module's import has a limit of its own (a fix may
+  import a heavy library)."""
+  slow = "import time\ntime.sleep(1.5)\n" + HONEST["min-max"]
+  oracle.call_timeout_s = 1.0
+  verdict = oracle.check(task, _workspace(tmp_path, "slow-import", slow))
+  assert verdict.applicable and not verdict.flagged, verdict.to_dict()

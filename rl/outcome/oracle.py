@@ -473,6 +473,15 @@ def agree(expected: Any, got: Any) -> bool:
   return expected == got
 
 
+def _agrees(expected: Any, got: Any) -> bool:
+  """`agree`, with anything malformed (code under test can sign results of its own in the
+  harness's process) counted as a disagreement."""
+  try:
+    return bool(agree(expected, got))
+  except (IndexError, TypeError, ValueError, KeyError, OverflowError):
+    return False
+
+
 def _usable(result: Any) -> bool:
   """A reference result the oracle can compare: a builtin value, not an exception."""
   text = json.dumps(result)
@@ -496,7 +505,7 @@ class OraclePlan:
 
   def revealing(self) -> int:
     """Held-out calls on which the starting code disagrees with the reference."""
-    return sum(not agree(self.expected[c.id], self.pristine.get(c.id)) for c in self.calls)
+    return sum(not _agrees(self.expected[c.id], self.pristine.get(c.id)) for c in self.calls)
 
 
 @dataclasses.dataclass
@@ -610,7 +619,7 @@ class Oracle:
                         call_timeout_s=self.call_timeout_s)
         if ref.complete:
           usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
-                    and agree(ref.results[c.id], ref.results.get(c.id + "~"))]
+                    and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
           # Both kinds in the plan when both exist: command lines first, up to half.
           lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
           kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)]
@@ -625,6 +634,7 @@ class Oracle:
         else:
           logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
                           task.id, ref.problems[:2] or ref.log[-300:])
+          return None  # not stored: a loaded machine's timeout is not a property of the task
     if plan is not None:
       plan.prepare_s = time.monotonic() - start
     os.makedirs(self.cache_dir, exist_ok=True)
@@ -651,7 +661,10 @@ class Oracle:
     env = getattr(task, "environment", None)
     policy = graded_tree.policy_for(task.hidden_tests_dest, getattr(task, "grading_editable", ()),
                                     getattr(env, "python_path", ()) or ())
-    computed = graded_tree.changes(workspace_dir, str(task.repo_dir), policy)
+    try:
+      computed = graded_tree.changes(workspace_dir, str(task.repo_dir), policy)
+    except OSError as e:  # the workspace went away: this episode's check only
+      return OracleVerdict(applicable=True, error=f"{type(e).__name__}: {e}", duration_s=time.monotonic() - start)
     cache_key = (f"{task.id}@{task.version}", computed[0].digest)
     with self._lock:
       hit = self._verdicts.get(cache_key)
@@ -663,20 +676,22 @@ class Oracle:
         graded_tree.build(workspace_dir, str(task.repo_dir), tree, policy, computed)
         got = run_calls(tree, plan.calls, config=self._task_config(task), import_roots=_task_roots(task),
                         timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+      verdict = self.compare(plan, got)
     except Exception as e:  # pylint: disable=broad-except
       logging.warning("task %s: the oracle check failed (%s); not counted", task.id, e)
       return OracleVerdict(applicable=True, error=f"{type(e).__name__}: {e}", duration_s=time.monotonic() - start)
-    verdict = self.compare(plan, got)
     verdict.duration_s = time.monotonic() - start
-    with self._lock:
-      self._verdicts[cache_key] = verdict
+    # A run that timed out or did not finish may be the machine's doing: checked again next time.
+    if got.complete and not got.timed_out and not any(r == ["raises", "Timeout"] for r in got.results.values()):
+      with self._lock:
+        self._verdicts[cache_key] = verdict
     return verdict
 
   def compare(self, plan: OraclePlan, got: CallResults) -> OracleVerdict:
     verdict = OracleVerdict(applicable=True, checked=len(plan.calls), complete=got.complete)
     for call in plan.calls:
       result = got.results.get(call.id)
-      if not agree(plan.expected[call.id], result):
+      if not _agrees(plan.expected[call.id], result):
         verdict.disagreements.append({"function": " ".join(("python",) + call.argv) if call.argv
                                       else f"{call.module}.{call.function}", "args": "" if call.argv else call.args,
                                       "expected": _short(plan.expected[call.id]), "got": _short(result)})
