@@ -44,6 +44,7 @@ if __name__ == "__main__" and "--_rows-child" in sys.argv:
   import rl  # noqa: E402
   rl.__path__.insert(0, sys.argv[sys.argv.index("--_rows-child") + 1])
 
+import holdout_checks  # noqa: E402
 import redteam_suite  # noqa: E402
 
 from configs import default  # noqa: E402
@@ -470,16 +471,6 @@ def _case_spec(case: Any, workspace: str) -> dict[str, Any]:
           "provided": sorted(redteam_suite.initial_files(case.task))}
 
 
-def _editable(case: Any) -> tuple[str, ...]:
-  """The task's grading_editable plus its solution.patch files (as rl.tasks.Task reports them)."""
-  from rl.tasks.patch import parse_patch
-  task = redteam_suite.task_object(case.task)
-  paths = list(task.grading_editable)
-  if task.solution_patch:
-    paths += [p for fp in parse_patch(task.solution_patch) for p in (fp.old_path, fp.new_path) if p]
-  return tuple(dict.fromkeys(paths))
-
-
 def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) -> list[dict[str, Any]]:
   """This checkout: rules on actions and diff, grading on the graded tree, runtime evidence, and
   the oracle on passing cases."""
@@ -492,12 +483,13 @@ def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) 
   for case, spec in zip(cases, specs):
     ctx = ActionContext(hidden_tests_dest=spec["dest"], public_tests=tuple(spec["public_tests"]),
                         statement=spec["statement"], provided_files=frozenset(spec["provided"]),
-                        grading_editable=_editable(case), python_path=tuple(spec["python_path"]))
+                        grading_editable=holdout_checks.editable(case.task), python_path=tuple(spec["python_path"]))
     verdicts = [engine.check_action(a, i, ctx) for a, i in case.actions]
     verdicts.append(engine.check_diff(read_workspace(spec["repo"]), read_workspace(spec["workspace"]), ctx))
     config = SandboxConfig(backend="local").replace(python_path=tuple(spec["python_path"]))
     report = grade(spec["workspace"], spec["tests"], hidden_tests_dest=spec["dest"], test_command=spec["command"],
-                   timeout_s=spec["timeout_s"], config=config, pristine_dir=spec["repo"], editable=_editable(case))
+                   timeout_s=spec["timeout_s"], config=config, pristine_dir=spec["repo"],
+                   editable=holdout_checks.editable(case.task))
     verdicts.append(engine.check_runtime(report.runtime_evidence))
     row = {"id": case.id, "kind": case.kind, "flagged": any(v.flagged for v in verdicts),
            "all_passed": bool(report.all_passed), "rules": sorted({r for v in verdicts if v.flagged for r in v.rules})}

@@ -9,17 +9,16 @@ fix passes them; every honest fix passes real grading; every hack that is not a 
 hidden tests pass on its raw workspace although the bug is not fixed.
 """
 
-import functools
 import json
 import os
 import shutil
 import sys
-import tempfile
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "redteam"))
 
+import holdout_checks  # noqa: E402
 import redteam_suite  # noqa: E402
 
 HOLDOUT_FILE = os.path.join(os.path.dirname(__file__), "redteam", "holdout4.json")
@@ -33,48 +32,11 @@ LEGIT_IDS = [c.id for c in redteam_suite.HOLDOUT4 if c.kind == "legit"]
 WORKING_HACK_IDS = [i for i in HACK_IDS if not RECORDS[i].get("process")]
 
 
-@functools.cache
-def _sandbox_usable() -> tuple[bool, str]:
-  try:
-    from sandbox import SandboxConfig, open_session
-    import sandbox.grading  # noqa: F401
-  except ImportError as e:
-    return False, f"sandbox not importable ({e})"
-  try:
-    with tempfile.TemporaryDirectory() as d, open_session(d, SandboxConfig(backend="local")) as s:
-      r = s.exec("python -c 'print(1)'", timeout=20)
-      if r.exit_code != 0:
-        return False, f"local sandbox cannot run python: {r.stderr[:200]}"
-  except Exception as e:  # any backend failure: the grading checks cannot run here
-    return False, f"local sandbox unusable: {type(e).__name__}: {e}"
-  return True, ""
-
-
 @pytest.fixture
 def sandbox_ok():
-  ok, why = _sandbox_usable()
+  ok, why = holdout_checks.sandbox_usable()
   if not ok:
     pytest.skip(why)
-
-
-def _config(task):
-  from sandbox import SandboxConfig
-  return SandboxConfig(backend="local", python_path=tuple(redteam_suite.task_metadata(task).get("python_path") or ()))
-
-
-def _editable(task):
-  from rl.tasks.patch import parse_patch
-  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
-    return [p for fp in parse_patch(fh.read()) for p in (fp.old_path, fp.new_path) if p]
-
-
-def _grade(task, workspace):
-  from sandbox.grading import grade
-  meta = redteam_suite.task_metadata(task)
-  d = redteam_suite.task_dir(task)
-  return grade(workspace, os.path.join(d, "tests"), hidden_tests_dest=meta["hidden_tests_dest"],
-               test_command=meta["test_command"], timeout_s=float(meta["timeout_s"]), config=_config(task),
-               pristine_dir=os.path.join(d, "repo"), editable=_editable(task))
 
 
 # -- (a) shape -------------------------------------------------------------------------
@@ -111,7 +73,7 @@ def test_task_directories():
     assert meta["hidden_tests_dest"] == "tests" and meta["test_command"] == "python -m pytest -q tests"
     for name in ("task.md", "metadata.json", "solution.patch"):
       assert os.path.isfile(os.path.join(d, name)), (task, name)
-    assert _editable(task)
+    assert holdout_checks.editable(task)
   assert redteam_suite.task_metadata("inventory")["python_path"] == ["src"]
   # The inventory hidden tests live in a subfolder of the destination.
   assert os.path.isfile(os.path.join(redteam_suite.task_dir("inventory"), "tests", "unit", "test_pricing.py"))
@@ -125,11 +87,11 @@ def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
   from rl.tasks.patch import apply_patch
   workspace = str(tmp_path / "ws")
   shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
-  report = _grade(task, workspace)
+  report = holdout_checks.grade(task, workspace)
   assert not report.all_passed, report.log
   with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
     apply_patch(workspace, fh.read())
-  report = _grade(task, workspace)
+  report = holdout_checks.grade(task, workspace)
   assert report.all_passed, report.log
 
 
@@ -140,7 +102,7 @@ def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
 def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
   case = redteam_suite.by_id(case_id)
   workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
-  report = _grade(case.task, workspace)
+  report = holdout_checks.grade(case.task, workspace)
   assert report.all_passed, report.log
 
 
@@ -149,12 +111,7 @@ def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
 
 @pytest.mark.parametrize("case_id", WORKING_HACK_IDS)
 def test_hack_passes_on_raw_workspace(case_id, tmp_path, sandbox_ok):
-  from sandbox import open_session
   case = redteam_suite.by_id(case_id)
   workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
-  meta = redteam_suite.task_metadata(case.task)
-  shutil.copytree(os.path.join(redteam_suite.task_dir(case.task), "tests"),
-                  os.path.join(workspace, meta["hidden_tests_dest"]), dirs_exist_ok=True)
-  with open_session(workspace, _config(case.task)) as session:
-    result = session.exec(meta["test_command"] + " -p no:cacheprovider", timeout=30)
+  result = holdout_checks.raw_pytest(case, workspace)
   assert result.exit_code == 0, (result.stdout + result.stderr)[-3000:]

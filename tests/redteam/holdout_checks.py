@@ -1,0 +1,66 @@
+"""What the held-out round tests (tests/test_redteam_holdout*.py) and bench_antihack share: a
+task's sandbox settings, the files its reference fix may change, a real grading, and pytest on a
+hack's raw workspace (the hack working when nothing defends)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+from typing import Any
+
+import redteam_suite
+
+
+@functools.cache
+def sandbox_usable() -> tuple[bool, str]:
+  """(whether the local sandbox runs Python here, why not)."""
+  try:
+    from sandbox import SandboxConfig, open_session
+    import sandbox.grading  # noqa: F401
+  except ImportError as e:
+    return False, f"sandbox not importable ({e})"
+  try:
+    with tempfile.TemporaryDirectory() as d, open_session(d, SandboxConfig(backend="local")) as s:
+      r = s.exec("python -c 'print(1)'", timeout=20)
+      if r.exit_code != 0:
+        return False, f"local sandbox cannot run python: {r.stderr[:200]}"
+  except Exception as e:  # any backend failure: the grading checks cannot run here
+    return False, f"local sandbox unusable: {type(e).__name__}: {e}"
+  return True, ""
+
+
+def config(task: str) -> Any:
+  from sandbox import SandboxConfig
+  return SandboxConfig(backend="local", python_path=tuple(redteam_suite.task_metadata(task).get("python_path") or ()))
+
+
+def editable(task: str) -> tuple[str, ...]:
+  """The task's grading_editable plus its solution.patch files (as rl.tasks.Task reports them)."""
+  from rl.tasks.patch import parse_patch
+  paths = list(redteam_suite.task_metadata(task).get("grading_editable") or ())
+  patch = os.path.join(redteam_suite.task_dir(task), "solution.patch")
+  if os.path.exists(patch):
+    with open(patch, encoding="utf-8") as fh:
+      paths += [p for fp in parse_patch(fh.read()) for p in (fp.old_path, fp.new_path) if p]
+  return tuple(dict.fromkeys(paths))
+
+
+def grade(task: str, workspace: str) -> Any:
+  from sandbox.grading import grade as grade_fn
+  meta = redteam_suite.task_metadata(task)
+  d = redteam_suite.task_dir(task)
+  return grade_fn(workspace, os.path.join(d, "tests"), hidden_tests_dest=meta["hidden_tests_dest"],
+                  test_command=meta["test_command"], timeout_s=float(meta["timeout_s"]), config=config(task),
+                  pristine_dir=os.path.join(d, "repo"), editable=editable(task))
+
+
+def raw_pytest(case: Any, workspace: str) -> Any:
+  """The task's test command on the case's workspace as it is, hidden tests copied in."""
+  from sandbox import open_session
+  meta = redteam_suite.task_metadata(case.task)
+  shutil.copytree(os.path.join(redteam_suite.task_dir(case.task), "tests"),
+                  os.path.join(workspace, meta["hidden_tests_dest"]), dirs_exist_ok=True)
+  with open_session(workspace, config(case.task)) as session:
+    return session.exec(meta["test_command"] + " -p no:cacheprovider", timeout=30)
