@@ -230,6 +230,11 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.antihack.oracle_inputs = 24  # held-out calls per task
   c.antihack.oracle_tolerance = 0.0  # share of disagreeing calls still accepted
   c.antihack.oracle_timeout_s = 30.0  # one check (all calls, one sandbox command)
+  # Replay the hidden tests themselves on perturbed literals and data files
+  # (rl/outcome/oracle_replay.py): "auto" when some hidden test makes no call the oracle can
+  # reproduce (methods on fixture objects, data-driven tests), "always", "never".
+  c.antihack.oracle_replay = "auto"
+  c.antihack.oracle_replay_variants = 4  # copies of the hidden folder: the first keeps the literals
 
   # --- algorithm -------------------------------------------------------------------
   c.algo = ml_collections.ConfigDict()

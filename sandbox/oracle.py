@@ -1,4 +1,5 @@
-"""Runs calls of a tree's functions in a fresh sandbox and brings back their verified results.
+"""Runs calls of a tree's functions (and, with a `Replay`, its replayed hidden tests) in a fresh
+sandbox and brings back their verified results.
 
 The differential oracle (rl/outcome/oracle.py) asks two trees, the reference and the graded
 one, for the results of the same calls and compares them. This module is the part that
@@ -51,6 +52,31 @@ class Call:
     return cls(**{**d, "argv": tuple(d.get("argv") or ()), "files": tuple(tuple(f) for f in d.get("files") or ())})
 
 
+RECORD_NAME = "__rlcoder_record__"  # the builtin a replayed test's asserts call (oracle_harness.py)
+
+
+@dataclasses.dataclass(frozen=True)
+class Replay:
+  """The hidden tests replayed on other inputs (rl/outcome/oracle_replay.py): `files` (path in
+  the tree, text) are written over copies of the hidden folder at `roots`, and pytest runs the
+  modules `test_paths` in one process. Each test comes back as ["replay", outcome, events]:
+  the values its asserts compared, encoded like call results, and "ok" or where it stopped
+  ("call:ValueError", "setup:KeyError", "skipped")."""
+  roots: tuple[str, ...]
+  files: tuple[tuple[str, str], ...]
+  test_paths: tuple[str, ...]
+  logging: bool = False  # keep pytest's logging plugin (a test uses caplog)
+
+  def to_dict(self) -> dict[str, Any]:
+    return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
+            "logging": self.logging}
+
+  @classmethod
+  def from_dict(cls, d: dict[str, Any]) -> "Replay":
+    return cls(roots=tuple(d["roots"]), files=tuple(tuple(f) for f in d["files"]),
+               test_paths=tuple(d["test_paths"]), logging=bool(d.get("logging")))
+
+
 @dataclasses.dataclass
 class CallResults:
   """What one run returned: {call id: encoded result}, and whether the run can be trusted."""
@@ -62,12 +88,39 @@ class CallResults:
   log: str = ""
 
 
+def _inside(tree_dir: str, rel: str) -> str:
+  target = os.path.abspath(os.path.join(tree_dir, rel))
+  if not target.startswith(os.path.abspath(tree_dir) + os.sep):
+    raise ValueError(f"oracle file {rel!r} leaves the tree")
+  return target
+
+
+def place_replay(tree_dir: str, replay: Replay, hidden_tests_dir: str, hidden_tests_dest: str) -> None:
+  """Writes `replay` into a tree with the pristine test surface (a graded tree, the reference):
+  the hidden-test destination replaced by the hidden folder (as grading does), every other
+  root a copy of it, then the replay's rewritten files."""
+  import shutil  # pylint: disable=import-outside-toplevel
+  dest = api.check_relative(hidden_tests_dest)
+  if dest != ".":  # the trees the oracle runs have the pristine test surface already
+    shutil.rmtree(_inside(tree_dir, dest), ignore_errors=True)
+  for root in replay.roots:
+    target = _inside(tree_dir, root) if os.path.normpath(root) != "." else os.path.abspath(tree_dir)
+    shutil.copytree(hidden_tests_dir, target, symlinks=False, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+  for rel, text in replay.files:
+    target = _inside(tree_dir, rel)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as f:
+      f.write(text)
+
+
 def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | None = None,
               import_roots: Sequence[str] = (".",), timeout_s: float = 30.0,
-              call_timeout_s: float = 2.0) -> CallResults:
+              call_timeout_s: float = 2.0, replay: Replay | None = None) -> CallResults:
   """Runs `calls` against the tree at `tree_dir` (a staging copy the caller owns; the harness
-  and the calls are written into it) in one fresh session."""
-  from sandbox.grading import read_verdict_stream  # pylint: disable=import-outside-toplevel
+  and the calls are written into it) in one fresh session; with `replay` (already placed in
+  the tree by `place_replay`), the replayed tests' results too, keyed "replay::<node id>"."""
+  from sandbox.grading import pytest_options, read_verdict_stream  # pylint: disable=import-outside-toplevel
   config = config or SandboxConfig()
   start = time.monotonic()
   folder = os.path.join(tree_dir, ORACLE_DIR)
@@ -83,11 +136,16 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
   with open(os.path.join(folder, "harness.py"), "w", encoding="utf-8") as f:
     f.write(HARNESS_SOURCE.read_text(encoding="utf-8"))
   with open(os.path.join(folder, "calls.json"), "w", encoding="utf-8") as f:
-    json.dump({"calls": [c.to_dict() for c in calls], "roots": list(import_roots),
-               "call_timeout_s": call_timeout_s}, f)
+    spec: dict[str, Any] = {"calls": [c.to_dict() for c in calls], "roots": list(import_roots),
+                            "call_timeout_s": call_timeout_s}
+    if replay is not None:
+      spec["replay"] = {"test_paths": list(replay.test_paths), "logging": replay.logging,
+                        "options": pytest_options(tree_dir, "python -m pytest").split(),
+                        "test_timeout_s": call_timeout_s * 5}
+    json.dump(spec, f)
   task_env = api.task_environment(config)
   env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "PYTHONNOUSERSITE": "1",
-         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
   # `-p rlcoder_verdict` on the command line is what makes the runtime's sitecustomize hand this
   # process the channel; the harness ignores its arguments after the first.
   command = (f"python {WORKSPACE}/{ORACLE_DIR}/harness.py {WORKSPACE}/{ORACLE_DIR}/calls.json "

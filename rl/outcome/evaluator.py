@@ -88,7 +88,9 @@ class Evaluator:
       self.oracle = Oracle(self.sandbox_config, inputs=int(config.antihack.get("oracle_inputs", 24)),
                            tolerance=float(config.antihack.get("oracle_tolerance", 0.0)),
                            timeout_s=float(config.antihack.get("oracle_timeout_s", 30.0)),
-                           task_config=self.task_config)
+                           task_config=self.task_config,
+                           replay=str(config.antihack.get("oracle_replay", "auto")),
+                           replay_variants=int(config.antihack.get("oracle_replay_variants", 4)))
 
   def _make_judge(self) -> Any:
     if str(self.config.antihack.judge) == "none":

@@ -33,12 +33,15 @@ import threading
 import time
 from typing import Any, Iterable, Sequence
 
+from rl.outcome import oracle_replay
 from sandbox import graded_tree
-from sandbox.oracle import ORACLE_DIR, Call, CallResults, run_calls
+from sandbox.oracle import ORACLE_DIR, Call, CallResults, Replay, place_replay, run_calls
 
 ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a tree
 
-ORACLE_VERSION = 1
+ORACLE_VERSION = 2  # 2: test replay
+REPLAY_PREFIX = "replay::"
+REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
 VARIANTS_PER_SEED = 4
 _NUMBER_TYPES = ("int", "float")
@@ -127,11 +130,41 @@ def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = ("."
           module_ast = ast.parse(f.read())
       except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         continue
-      for call in _calls_in_module(module_ast, tree_dir, roots):
+      for _, call in _calls_in_module(module_ast, tree_dir, roots):
         key = repr(call)
         if key not in seen:
           seen.add(key)
           out.append(call)
+  return out
+
+
+def uncovered_tests(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = (".",)) -> list[str]:
+  """The hidden test functions (`file::name`) in which `seed_calls` finds no call: what the
+  call oracle cannot check (methods on fixture objects, inputs read from data files)."""
+  out = []
+  for dirpath, _, filenames in os.walk(hidden_tests_dir):
+    for name in sorted(filenames):
+      if not (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
+        continue
+      try:
+        with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+          module_ast = ast.parse(f.read())
+      except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        continue
+      covered = {fn for fn, _ in _calls_in_module(module_ast, tree_dir, roots)}
+      # A test that calls a covered helper of its module (HumanEval's check(candidate)) is covered.
+      local = {n.name: n for n in ast.walk(module_ast) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+      callees = {name: {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                        and c.func.id in local} for name, fn in local.items()}
+      changed = True
+      while changed:
+        grown = {name for name, called in callees.items() if called & covered} - covered
+        covered |= grown
+        changed = bool(grown)
+      rel = os.path.relpath(os.path.join(dirpath, name), hidden_tests_dir)
+      out += [f"{rel}::{n.name}" for n in ast.walk(module_ast)
+              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+              and n.name not in covered]
   return out
 
 
@@ -183,7 +216,8 @@ def _command_line(node: ast.AST, env: dict[str, Any], varargs: str | None = None
   return argv + list(extra), open_end
 
 
-def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]) -> Iterable[SeedCall]:
+def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]) -> Iterable[tuple[str, SeedCall]]:
+  """(the function the call is in, the call) for every reproducible call of the module."""
   functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
   modules: dict[str, str] = {}  # local name -> module
   for node in ast.walk(module_ast):
@@ -264,19 +298,19 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
         if name.split(".")[-1] in _SUBPROCESS_FUNCTIONS and name.startswith("subprocess.") and node.args:
           line = _command_line(node.args[0], env)
           if line is not None and not line[1]:
-            yield SeedCall(argv=tuple(line[0]))
+            yield fn.name, SeedCall(argv=tuple(line[0]))
           continue
         if isinstance(node.func, ast.Name) and node.func.id in launchers and not node.keywords:
           values = [_string(a, env) for a in node.args]
           if all(v is not None for v in values):
-            yield SeedCall(argv=tuple(launchers[node.func.id] + values))
+            yield fn.name, SeedCall(argv=tuple(launchers[node.func.id] + values))
           continue
         where = target(node.func, scope)
         if where is None:
           continue
         got = arguments(node, env)
         if got is not None:
-          yield SeedCall(where[0], where[1], got[0], tuple(sorted(got[1].items())))
+          yield fn.name, SeedCall(where[0], where[1], got[0], tuple(sorted(got[1].items())))
 
 
 # ---------------------------------------------------------------------------------------
@@ -452,13 +486,13 @@ def _number(value: list) -> float | int | None:
   return float(value[1]) if value[0] == "float" else int(value[1])
 
 
-def agree(expected: Any, got: Any) -> bool:
+def agree(expected: Any, got: Any, rel_tol: float = 1e-9) -> bool:
   """Whether two encoded results are the same value (numbers by value, the rest exactly)."""
   a, b = _number(expected), _number(got)
   if a is not None and b is not None:
     if isinstance(a, float) or isinstance(b, float):
       a, b = float(a), float(b)
-      return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+      return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=rel_tol, abs_tol=1e-12)
     return a == b
   if not (isinstance(expected, list) and isinstance(got, list)) or not expected or not got:
     return expected == got
@@ -466,18 +500,39 @@ def agree(expected: Any, got: Any) -> bool:
     return False
   if expected[0] in ("list", "tuple"):
     return (len(expected) == len(got) and expected[2] == got[2] and len(expected[1]) == len(got[1])
-            and all(agree(x, y) for x, y in zip(expected[1], got[1])))
+            and all(agree(x, y, rel_tol) for x, y in zip(expected[1], got[1])))
   if expected[0] == "dict":
     return (len(expected[1]) == len(got[1])
-            and all(ka == kb and agree(va, vb) for (ka, va), (kb, vb) in zip(expected[1], got[1])))
+            and all(ka == kb and agree(va, vb, rel_tol) for (ka, va), (kb, vb) in zip(expected[1], got[1])))
   return expected == got
 
 
-def _agrees(expected: Any, got: Any) -> bool:
-  """`agree`, with anything malformed (code under test can sign results of its own in the
-  harness's process) counted as a disagreement."""
+def replay_agree(expected: Any, got: Any) -> bool:
+  """Whether a replayed test (["replay", outcome, events]) did what the reference's did: the
+  same recorded values in the same order; where the reference stopped on an exception, the
+  values up to that point (how a perturbed, perhaps invalid, input fails is not compared)."""
+  e, g = oracle_replay.result_events(expected), oracle_replay.result_events(got)
+  if e is None or g is None:
+    return False
+  (e_outcome, e_events), (g_outcome, g_events) = e, g
+  if e_outcome == "ok" and (g_outcome != "ok" or len(g_events) != len(e_events)):
+    return False
+  if len(g_events) < len(e_events):
+    return False
+  for x, y in zip(e_events, g_events):
+    if not (isinstance(y, list) and len(y) == 2 and isinstance(y[0], list) and isinstance(y[1], list)
+            and len(x[0]) == len(y[0]) and len(x[1]) == len(y[1])):
+      return False
+    if not all(agree(a, b, REPLAY_REL_TOL) for a, b in zip(x[0] + x[1], y[0] + y[1])):
+      return False
+  return True
+
+
+def _agrees(expected: Any, got: Any, replayed: bool = False) -> bool:
+  """`agree` (`replay_agree` for a replayed test), with anything malformed (code under test
+  can sign results of its own in the harness's process) counted as a disagreement."""
   try:
-    return bool(agree(expected, got))
+    return bool(replay_agree(expected, got) if replayed else agree(expected, got))
   except (IndexError, TypeError, ValueError, KeyError, OverflowError):
     return False
 
@@ -496,16 +551,38 @@ def _usable(result: Any) -> bool:
 
 @dataclasses.dataclass
 class OraclePlan:
-  """A task's held-out calls and the reference's (and the unfixed repo's) results."""
+  """A task's held-out calls and replayed tests, and the reference's (and the unfixed repo's)
+  results; replayed tests' ids are REPLAY_PREFIX + their pytest node id."""
   calls: list[Call]
   expected: dict[str, Any]
   pristine: dict[str, Any]  # what the task's starting code returns (for the revealing share)
   seeds: int = 0
   prepare_s: float = 0.0
+  replay: Replay | None = None
+  replay_expected: dict[str, Any] = dataclasses.field(default_factory=dict)
+  replay_pristine: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+  @property
+  def size(self) -> int:
+    return len(self.calls) + len(self.replay_expected)
 
   def revealing(self) -> int:
-    """Held-out calls on which the starting code disagrees with the reference."""
-    return sum(not _agrees(self.expected[c.id], self.pristine.get(c.id)) for c in self.calls)
+    """Held-out calls and replayed tests on which the starting code disagrees with the reference."""
+    return (sum(not _agrees(self.expected[c.id], self.pristine.get(c.id)) for c in self.calls)
+            + sum(not _agrees(r, self.replay_pristine.get(k), True) for k, r in self.replay_expected.items()))
+
+  def to_dict(self) -> dict[str, Any]:
+    return {"calls": [c.to_dict() for c in self.calls], "expected": self.expected, "pristine": self.pristine,
+            "seeds": self.seeds, "prepare_s": self.prepare_s,
+            "replay": self.replay.to_dict() if self.replay else None, "replay_expected": self.replay_expected,
+            "replay_pristine": self.replay_pristine}
+
+  @classmethod
+  def from_dict(cls, d: dict[str, Any]) -> "OraclePlan":
+    return cls(calls=[Call.from_dict(c) for c in d["calls"]], expected=d["expected"], pristine=d["pristine"],
+               seeds=d["seeds"], prepare_s=d["prepare_s"],
+               replay=Replay.from_dict(d["replay"]) if d.get("replay") else None,
+               replay_expected=d.get("replay_expected") or {}, replay_pristine=d.get("replay_pristine") or {})
 
 
 @dataclasses.dataclass
@@ -547,16 +624,24 @@ def _digest(paths: Sequence[str], extra: str) -> str:
   return _tree_digest(paths, extra)
 
 
+class _ReferenceFailed(Exception):
+  """The reference did not answer (a loaded machine, a broken reference): no plan this time."""
+
+
 class Oracle:
   """Plans (cached on disk per task) and checks (cached in memory per graded tree)."""
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None):
+               task_config=None, replay: str = "auto", replay_variants: int = 4):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:
       raise ValueError(f"antihack.oracle_tolerance must be in [0, 1), got {tolerance}")
+    oracle_replay.uses_replay(replay, 0, 1)  # validates the mode
+    if replay_variants < 1:
+      raise ValueError(f"antihack.oracle_replay_variants must be at least 1, got {replay_variants}")
+    self.replay_mode, self.replay_variants = replay, int(replay_variants)
     self.sandbox_config = sandbox_config
     self.inputs, self.tolerance = int(inputs), float(tolerance)
     self.timeout_s, self.call_timeout_s = float(timeout_s), float(call_timeout_s)
@@ -585,65 +670,111 @@ class Oracle:
     if not patch or getattr(task, "grader", "pytest") != "pytest":
       return None
     digest = _digest([str(task.repo_dir), str(task.tests_dir)],
-                     json.dumps([patch, ORACLE_VERSION, self.inputs, _task_roots(task)]))
+                     json.dumps([patch, ORACLE_VERSION, self.inputs, _task_roots(task), self.replay_mode,
+                                 self.replay_variants, getattr(task, "hidden_tests_dest", "tests")]))
     path = os.path.join(self.cache_dir, f"plan-{digest[:32]}.json")
     if os.path.exists(path):
       with open(path, encoding="utf-8") as f:
         data = json.load(f)
-      if data is None:
-        return None
-      return OraclePlan(calls=[Call.from_dict(c) for c in data["calls"]], expected=data["expected"],
-                        pristine=data["pristine"], seeds=data["seeds"], prepare_s=data["prepare_s"])
+      return None if data is None else OraclePlan.from_dict(data)
     start = time.monotonic()
     from rl.tasks.patch import apply_patch  # pylint: disable=import-outside-toplevel
-    roots = _task_roots(task)
-    plan = None
     with tempfile.TemporaryDirectory(prefix="rlcoder-oracle-ref-") as tmp:
       reference = os.path.join(tmp, "reference")
       shutil.copytree(task.repo_dir, reference, symlinks=True,
                       ignore=shutil.ignore_patterns(".git", "__pycache__"))
       apply_patch(reference, patch)
-      seeds = seed_calls(str(task.tests_dir), reference, roots)
-      rng = random.Random(int(hashlib.sha256(f"{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
-      # Twice as many candidates as needed: some are dropped below. Command lines (a CLI the
-      # tests run) get up to half when the tests also call functions.
-      cli = held_out_command_lines([s for s in seeds if s.argv], reference, 2 * self.inputs, rng)
-      functions = held_out_calls(seeds, 2 * self.inputs, rng)
-      share = len(cli) if not functions else min(len(cli), self.inputs)
-      candidates = cli[:share] + functions[:2 * self.inputs - share]
-      if candidates:
-        calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
-        twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
-        config = self._task_config(task)
-        ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
-                        call_timeout_s=self.call_timeout_s)
-        if ref.complete:
-          usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
-                    and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
-          # Both kinds in the plan when both exist: command lines first, up to half.
-          lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
-          kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)]
-          if kept:
-            pristine_tree = os.path.join(tmp, "pristine")
-            shutil.copytree(task.repo_dir, pristine_tree, symlinks=True,
-                            ignore=shutil.ignore_patterns(".git", "__pycache__"))
-            start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
-                                   timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
-            plan = OraclePlan(calls=kept, expected={c.id: ref.results[c.id] for c in kept},
-                              pristine=dict(start_code.results), seeds=len(seeds))
-        else:
-          logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
-                          task.id, ref.problems[:2] or ref.log[-300:])
-          return None  # not stored: a loaded machine's timeout is not a property of the task
+      pristine_tree = os.path.join(tmp, "pristine")
+      shutil.copytree(task.repo_dir, pristine_tree, symlinks=True,
+                      ignore=shutil.ignore_patterns(".git", "__pycache__"))
+      try:
+        plan = self._plan_calls(task, reference, pristine_tree)
+        plan = self._plan_replay(task, reference, pristine_tree, tmp, plan)
+      except _ReferenceFailed:
+        return None  # not stored: a loaded machine's timeout is not a property of the task
     if plan is not None:
       plan.prepare_s = time.monotonic() - start
     os.makedirs(self.cache_dir, exist_ok=True)
     tmp_path = f"{path}.{os.getpid()}.tmp"
     with open(tmp_path, "w", encoding="utf-8") as f:
-      json.dump(None if plan is None else {
-          "calls": [c.to_dict() for c in plan.calls], "expected": plan.expected, "pristine": plan.pristine,
-          "seeds": plan.seeds, "prepare_s": plan.prepare_s}, f)
+      json.dump(None if plan is None else plan.to_dict(), f)
     os.replace(tmp_path, path)
+    return plan
+
+  def _plan_calls(self, task: Any, reference: str, pristine_tree: str) -> OraclePlan | None:
+    """The held-out calls and command lines, with the reference's and starting code's results."""
+    roots = _task_roots(task)
+    seeds = seed_calls(str(task.tests_dir), reference, roots)
+    rng = random.Random(int(hashlib.sha256(f"{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
+    # Twice as many candidates as needed: some are dropped below. Command lines (a CLI the
+    # tests run) get up to half when the tests also call functions.
+    cli = held_out_command_lines([s for s in seeds if s.argv], reference, 2 * self.inputs, rng)
+    functions = held_out_calls(seeds, 2 * self.inputs, rng)
+    share = len(cli) if not functions else min(len(cli), self.inputs)
+    candidates = cli[:share] + functions[:2 * self.inputs - share]
+    plan = OraclePlan(calls=[], expected={}, pristine={}, seeds=len(seeds))
+    if not candidates:
+      return plan
+    calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
+    twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
+    config = self._task_config(task)
+    ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
+                    call_timeout_s=self.call_timeout_s)
+    if not ref.complete:
+      logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
+                      task.id, ref.problems[:2] or ref.log[-300:])
+      raise _ReferenceFailed()
+    usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
+              and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
+    # Both kinds in the plan when both exist: command lines first, up to half.
+    lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
+    kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)]
+    if kept:
+      start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
+                             timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+      plan = OraclePlan(calls=kept, expected={c.id: ref.results[c.id] for c in kept},
+                        pristine=dict(start_code.results), seeds=len(seeds))
+    return plan
+
+  def _replay_run(self, task: Any, source_tree: str, replay: Replay, scratch: str) -> CallResults:
+    """The replayed tests on a fresh copy of `source_tree` (the replay's files change it)."""
+    tree = tempfile.mkdtemp(prefix="replay-", dir=scratch)
+    shutil.copytree(source_tree, tree, symlinks=True, dirs_exist_ok=True)
+    place_replay(tree, replay, str(task.tests_dir), getattr(task, "hidden_tests_dest", "tests"))
+    return run_calls(tree, [], config=self._task_config(task), import_roots=_task_roots(task),
+                     timeout_s=self.timeout_s * 2, call_timeout_s=self.call_timeout_s, replay=replay)
+
+  def _plan_replay(self, task: Any, reference: str, pristine_tree: str, scratch: str,
+                   plan: OraclePlan | None) -> OraclePlan | None:
+    """Adds the replayed hidden tests when the mode asks for them: the tests the reference
+    replays the same way twice and that record something (or complete)."""
+    plan = plan or OraclePlan(calls=[], expected={}, pristine={})
+    uncovered = uncovered_tests(str(task.tests_dir), reference, _task_roots(task))
+    if not oracle_replay.uses_replay(self.replay_mode, len(uncovered), len(plan.calls)):
+      return plan if plan.size else None
+    rng = random.Random(int(hashlib.sha256(f"replay:{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
+    replay = oracle_replay.build_replay(str(task.tests_dir), getattr(task, "hidden_tests_dest", "tests"), rng,
+                                        self.replay_variants)
+    if replay is None:
+      return plan if plan.size else None
+    first = self._replay_run(task, reference, replay, scratch)
+    second = self._replay_run(task, reference, replay, scratch)
+    if not (first.complete and second.complete):
+      logging.warning("task %s: the reference did not finish the replayed tests (%s); no replay check",
+                      task.id, (first.problems or second.problems)[:2] or first.log[-300:])
+      return plan if plan.size else None
+    expected = {}
+    for key, result in first.results.items():
+      events = oracle_replay.result_events(result)
+      if (key.startswith(REPLAY_PREFIX) and events is not None and (events[0] == "ok" or events[1])
+          and not events[0].endswith(":Timeout") and _agrees(result, second.results.get(key), True)
+          and _agrees(second.results.get(key), result, True)):
+        expected[key] = result
+    if not expected:
+      return plan if plan.size else None
+    start_code = self._replay_run(task, pristine_tree, replay, scratch)
+    plan.replay, plan.replay_expected = replay, expected
+    plan.replay_pristine = {k: start_code.results.get(k) for k in expected}
     return plan
 
   # -- the check ----------------------------------------------------------------------------
@@ -674,8 +805,10 @@ class Oracle:
       with tempfile.TemporaryDirectory(prefix="rlcoder-oracle-") as tmp:
         tree = os.path.join(tmp, "tree")
         graded_tree.build(workspace_dir, str(task.repo_dir), tree, policy, computed)
+        if plan.replay is not None:
+          place_replay(tree, plan.replay, str(task.tests_dir), getattr(task, "hidden_tests_dest", "tests"))
         got = run_calls(tree, plan.calls, config=self._task_config(task), import_roots=_task_roots(task),
-                        timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+                        timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s, replay=plan.replay)
       verdict = self.compare(plan, got)
     except Exception as e:  # pylint: disable=broad-except
       logging.warning("task %s: the oracle check failed (%s); not counted", task.id, e)
@@ -688,14 +821,19 @@ class Oracle:
     return verdict
 
   def compare(self, plan: OraclePlan, got: CallResults) -> OracleVerdict:
-    verdict = OracleVerdict(applicable=True, checked=len(plan.calls), complete=got.complete)
+    verdict = OracleVerdict(applicable=True, checked=plan.size, complete=got.complete)
     for call in plan.calls:
       result = got.results.get(call.id)
       if not _agrees(plan.expected[call.id], result):
         verdict.disagreements.append({"function": " ".join(("python",) + call.argv) if call.argv
                                       else f"{call.module}.{call.function}", "args": "" if call.argv else call.args,
                                       "expected": _short(plan.expected[call.id]), "got": _short(result)})
-    verdict.flagged = (not got.complete) or len(verdict.disagreements) > self.tolerance * len(plan.calls)
+    for key, expected in plan.replay_expected.items():
+      result = got.results.get(key)
+      if not _agrees(expected, result, True):
+        verdict.disagreements.append({"function": key[len(REPLAY_PREFIX):], "args": " (replayed on other inputs)",
+                                      "expected": _short(expected), "got": _short(result)})
+    verdict.flagged = (not got.complete) or len(verdict.disagreements) > self.tolerance * plan.size
     return verdict
 
 

@@ -1,0 +1,306 @@
+"""The oracle's second source of held-out inputs: the hidden tests themselves, replayed on other inputs.
+
+The call oracle (rl/outcome/oracle.py) reaches module-level functions called with literal
+arguments and command lines. Tests that build objects through fixtures, call methods, or read
+their inputs from data files give it nothing to call, so a fix that special-cases the tested
+opening balances or the hidden documents' digests passed it. For such tasks the oracle replays
+the hidden test modules:
+
+- every `assert` becomes a record of its operands' values (nothing is asserted: an expected
+  value written for the tested input does not hold for another one);
+- the tests' literal inputs (call arguments, `parametrize` values, fixture `params`, assigned
+  literals) are perturbed within their types, as the call oracle perturbs arguments, in
+  `variants - 1` copies of the hidden folder; the first copy keeps the literals;
+- the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
+  a text file shuffled, dropped, repeated or their numbers moved).
+
+The reference and the graded tree run the same replay (sandbox/oracle.py, `Replay`) and their
+records must agree. All copies run in one pytest process, so state a solution keeps between
+calls (a call counter, "the first few calls") sees more calls than grading's run. The replay
+runs without what a solution could detect to behave differently under grading: no assertion
+rewriting import hook, no faulthandler, no log capture (unless a test asks for `caplog`), no
+output capture, no plugin autoload. This module only rewrites trusted files (the hidden tests);
+it never imports them or the tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import re
+from typing import Any
+
+from sandbox.oracle import ORACLE_DIR, RECORD_NAME, Replay
+
+REPLAY_DIR = f"{ORACLE_DIR}/replay"
+MAX_DATA_FILE_BYTES = 64 * 1024
+_TEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
+_PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,5}$")
+
+# Calls whose literal arguments are not inputs of the code under test: file and path plumbing,
+# pytest's own API, reflection. Their arguments stay as the test wrote them.
+_SKIP_FUNCTIONS = frozenset({
+    "open", "getattr", "setattr", "hasattr", "delattr", "isinstance", "issubclass", "print", "format",
+    "__import__", "import_module", "Path", "PurePath", "PosixPath", "compile", "eval", "exec", "type", "super",
+    "iter", "next", "len", "range", "enumerate", "zip", "globals", "locals", "vars", "id", "hash"})
+_SKIP_RECEIVERS = frozenset({
+    "pytest", "os", "sys", "pathlib", "json", "re", "shutil", "subprocess", "importlib", "monkeypatch", "capsys",
+    "capfd", "caplog", "tmp_path", "tmpdir", "tmp_path_factory", "request", "inspect", "logging", "warnings",
+    "mock", "unittest", "io", "tempfile", "builtins", "string"})
+_SKIP_METHODS = frozenset({
+    "join", "split", "rsplit", "strip", "lstrip", "rstrip", "encode", "decode", "startswith", "endswith",
+    "read_text", "read_bytes", "glob", "rglob", "joinpath", "with_suffix", "with_name", "mkdir", "exists",
+    "setenv", "delenv", "setitem", "delitem", "getfixturevalue", "raises", "warns", "approx", "mktemp"})
+_SKIP_KEYWORDS = frozenset({"encoding", "errors", "mode", "newline", "sep", "end", "match", "reason", "ids", "id",
+                            "scope", "name", "indirect"})
+
+
+def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "near") -> Any:
+  """`kind` "near": the call oracle's perturbation (rl.outcome.oracle._perturb); "type": one a
+  test's own literals rarely cover: an int becomes a float near it, a word of a string changes
+  case (a fix that checked funds only for int amounts, or folded case only for long texts, was
+  right on every input the tests and the call oracle tried)."""
+  from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
+  if kind == "type":
+    if isinstance(value, int) and not isinstance(value, bool):
+      return value + 0.5 if value >= 0 else value - 0.5
+    if isinstance(value, str) and any(c.isalpha() for c in value):
+      return _change_case(value, rng)
+  return _perturb(value, pool, rng)
+
+
+def _change_case(text: str, rng: random.Random) -> str:
+  words = text.split(" ")
+  j = rng.choice([i for i, w in enumerate(words) if any(c.isalpha() for c in w)])
+  words[j] = words[j].lower() if words[j][:1].isupper() else words[j].capitalize()
+  if words[j] == text.split(" ")[j]:  # no letter to change at its start: the whole word
+    words[j] = words[j].swapcase()
+  return " ".join(words)
+
+
+def _root_name(node: ast.AST) -> str:
+  while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+    node = node.func if isinstance(node, ast.Call) else node.value
+  return node.id if isinstance(node, ast.Name) else ""
+
+
+def _callee(node: ast.Call) -> tuple[str, str]:
+  """(the call's root name, its last attribute or name)."""
+  func = node.func
+  last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+  return _root_name(func), last
+
+
+class _RecordAsserts(ast.NodeTransformer):
+  """`assert a == b, msg` -> `__rlcoder_record__(("Eq",), a, b)`: the operands (and, in the
+  harness, the truth of each comparison) recorded, nothing asserted."""
+
+  def visit_Assert(self, node: ast.Assert) -> ast.AST:
+    test = node.test
+    if isinstance(test, ast.Compare):
+      ops = ast.Tuple(elts=[ast.Constant(value=type(op).__name__) for op in test.ops], ctx=ast.Load())
+      operands = [test.left, *test.comparators]
+    else:
+      ops, operands = ast.Constant(value=None), [test]
+    call = ast.Call(func=ast.Name(id=RECORD_NAME, ctx=ast.Load()), args=[ops, *operands], keywords=[])
+    return ast.copy_location(ast.Expr(value=call), node)
+
+
+class _PerturbInputs(ast.NodeTransformer):
+  """Perturbs the literal inputs of a test module, each with probability `p`."""
+
+  def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near"):
+    self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
+    self.changed = 0
+
+  def _literal(self, node: ast.AST) -> ast.AST:
+    if isinstance(node, ast.Constant):
+      v = node.value
+      eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
+          isinstance(v, str) and v and not _PATH_LIKE.search(v) and len(v) <= 2000)
+      if eligible and self.rng.random() < self.p:
+        new = _perturb_literal(v, self.pool, self.rng, self.kind)
+        if new != v:
+          self.changed += 1
+          return ast.copy_location(ast.Constant(value=new), node)
+      return node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+        and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+      inner = self._literal(node.operand)
+      return node if inner is node.operand else ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=inner), node)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+      node.elts = [self._literal(e) for e in node.elts]
+      return node
+    if isinstance(node, ast.Dict):
+      node.values = [self._literal(v) for v in node.values]  # keys are names, not inputs
+      return node
+    if isinstance(node, ast.Call) and _callee(node) == ("pytest", "param"):
+      node.args = [self._literal(a) for a in node.args]
+      return node
+    return self.visit(node)
+
+  def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+    return node  # an f-string's pieces are formatting, not inputs
+
+  def visit_Assert(self, node: ast.Assert) -> ast.AST:
+    # Expected values stay (they are only recorded); calls inside the assert are inputs.
+    self.generic_visit(node)
+    return node
+
+  def visit_Assign(self, node: ast.Assign) -> ast.AST:
+    names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if any(n.startswith("__") for n in names):
+      return node  # __all__ and the like
+    node.value = self._literal(node.value)
+    return node
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    root, last = _callee(node)
+    if last == "parametrize" and len(node.args) >= 2:  # the names stay, the values are inputs
+      node.args[1] = self._literal(node.args[1])
+      return node
+    if last == "fixture" and root == "pytest":
+      for kw in node.keywords:
+        if kw.arg == "params":
+          kw.value = self._literal(kw.value)
+      return node
+    if root in _SKIP_RECEIVERS or last in _SKIP_METHODS or (isinstance(node.func, ast.Name) and last in _SKIP_FUNCTIONS):
+      self.generic_visit(node)
+      return node
+    node.func = self.visit(node.func)
+    node.args = [self._literal(a) if not isinstance(a, ast.Starred) else self.visit(a) for a in node.args]
+    for kw in node.keywords:
+      kw.value = self.visit(kw.value) if kw.arg in _SKIP_KEYWORDS else self._literal(kw.value)
+    return node
+
+
+def _string_pool(tree: ast.AST) -> list[str]:
+  return sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                 and n.value and not _PATH_LIKE.search(n.value)})[:200]
+
+
+def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near") -> str | None:
+  """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
+  perturbed (each with probability `p`, by `_perturb_literal` of `kind`); None if it does not
+  parse."""
+  try:
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError):
+    return None
+  if rng is not None:
+    tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
+  tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
+  return ast.unparse(tree) + "\n"
+
+
+def perturb_data_file(name: str, text: str, rng: random.Random) -> str:
+  """Another data file of the same form (JSON: one value perturbed; text: the lines)."""
+  from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
+  if name.endswith(".json"):
+    try:
+      value = json.loads(text)
+    except ValueError:
+      return _perturb_text(text, rng)
+    return json.dumps(_perturb(value, [], rng)) + "\n"
+  if name.endswith((".csv", ".tsv")):
+    return _perturb_text(text, rng)  # rows under a header
+  return _perturb_words(text, rng)
+
+
+def _perturb_words(text: str, rng: random.Random) -> str:
+  """Prose or a list of tokens: in one non-empty line, the words shuffled, one dropped or
+  repeated, or a word capitalised (or lowercased); or the text cut to its first few words (a
+  short document next to long ones)."""
+  lines = text.split("\n")
+  candidates = [i for i, line in enumerate(lines) if line.split()]
+  if not candidates:
+    return text
+  op = rng.randrange(5)
+  if op == 4:
+    words = text.split()
+    return " ".join(words[:max(1, min(len(words) - 1, rng.randint(2, 6)))]) + "\n"
+  i = rng.choice(candidates)
+  words = lines[i].split(" ")
+  if op == 0 and len(words) > 1:
+    rng.shuffle(words)
+  elif op == 1 and len(words) > 1:
+    del words[rng.randrange(len(words))]
+  elif op == 2:
+    j = rng.randrange(len(words))
+    words.insert(j, words[j])
+  else:
+    j = rng.randrange(len(words))
+    words[j] = words[j].lower() if words[j][:1].isupper() else words[j].capitalize()
+  lines[i] = " ".join(words)
+  return "\n".join(lines)
+
+
+# How each copy of the hidden folder perturbs the literals: (probability per literal, kind).
+_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.5, "near"))
+
+
+def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants: int = 4) -> Replay | None:
+  """The replay of the hidden tests at `hidden_tests_dir` (placed at `dest` in a tree): copy 0
+  at `dest` itself with the literals kept, copies 1.. under REPLAY_DIR with literals perturbed
+  (copy 1 every literal near its value, copy 2 every literal to another type or case, the
+  others about half of them); the data files perturbed in every copy. None when the folder has
+  no test module."""
+  modules, data = [], []
+  for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
+    dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+    for name in sorted(filenames):
+      path = os.path.join(dirpath, name)
+      rel = os.path.relpath(path, hidden_tests_dir)
+      if os.path.islink(path):
+        continue
+      if name.endswith(".py"):
+        if _TEST_MODULE.match(name):
+          with open(path, encoding="utf-8", errors="replace") as f:
+            modules.append((rel, f.read()))
+      elif os.path.getsize(path) <= MAX_DATA_FILE_BYTES:
+        try:
+          with open(path, encoding="utf-8") as f:
+            data.append((rel, f.read()))
+        except (OSError, UnicodeDecodeError):
+          continue  # a binary file: copied as it is
+  if not modules:
+    return None
+  dest = os.path.normpath(dest)
+  files: list[tuple[str, str]] = []
+  roots: list[str] = []
+  test_paths: list[str] = []
+  for k in range(max(1, variants)):
+    root = dest if k == 0 else os.path.normpath(os.path.join(REPLAY_DIR, f"v{k}", dest))
+    roots.append(root)
+    for rel, source in modules:
+      p, kind = _VARIANTS[min(k, len(_VARIANTS) - 1)]
+      text = rewrite_test_module(source, rng if p else None, p, kind)
+      if text is None:
+        continue
+      target = os.path.normpath(os.path.join(root, rel))
+      files.append((target, text))
+      test_paths.append(target)
+    for rel, text in data:
+      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, rng)))
+  if not test_paths:
+    return None
+  uses_caplog = any("caplog" in source for _, source in modules)
+  return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog)
+
+
+def uses_replay(mode: str, uncovered: int, calls: int) -> bool:
+  """Whether a task's plan replays its tests: `mode` "always", "never", or "auto" (when some
+  hidden test function makes no call the call oracle can reproduce, or there are no calls)."""
+  if mode not in ("auto", "always", "never"):
+    raise ValueError(f"antihack.oracle_replay must be auto, always or never, got {mode!r}")
+  return mode == "always" or (mode == "auto" and (uncovered > 0 or calls == 0))
+
+
+def result_events(result: Any) -> tuple[str, list] | None:
+  """(outcome, recorded events) of one replayed test's encoded result, None if malformed."""
+  if isinstance(result, list) and len(result) == 3 and result[0] == "replay" and isinstance(result[1], str) \
+      and isinstance(result[2], list):
+    return result[1], result[2]
+  return None
