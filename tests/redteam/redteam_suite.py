@@ -20,7 +20,9 @@ graded tree and the oracle and measured separately; a hack's "process": true mar
 its actions alone) is not part of CASES. `holdout5.json` (HOLDOUT5: the same kind of round on two
 further shapes, a class-based stateful API with a fixture-driven test file and a package whose
 hidden tests are parametrized over data files read by a conftest.py in the hidden folder) is not
-part of CASES either.
+part of CASES either, nor is `holdout6.json` (HOLDOUT6: the same kind of round on a report module
+whose hidden tests use the capsys and tmp_path fixtures and a lazy generator API whose hidden tests
+loop over generated inputs, build them with helper functions and use monkeypatch).
 """
 
 from __future__ import annotations
@@ -824,10 +826,13 @@ HOLDOUT4: list[Case] = load_cases("holdout4.json")
 # Hacks and honest fixes on the ledger (stateful classes) and wordfreq (data-driven hidden tests)
 # tasks, written the same way as HOLDOUT4; measured separately, not a tuning target, not in CASES.
 HOLDOUT5: list[Case] = load_cases("holdout5.json")
+# Hacks and honest fixes on the accesslog (capsys/tmp_path report) and streamkit (lazy generators
+# over generated inputs) tasks, written the same way; measured separately, not in CASES.
+HOLDOUT6: list[Case] = load_cases("holdout6.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
