@@ -50,6 +50,24 @@ class _CallTimeout(BaseException):
   pass
 
 
+class _MemoryBudget(BaseException):
+  """A replayed test grew this process by more than REPLAY_MEMORY_MB (a perturbed input that
+  makes a loop run forever on an infinite iterator, say): stopped before the sandbox's memory
+  limit ends the whole run."""
+
+
+REPLAY_MEMORY_MB = 256
+_WATCH_INTERVAL_S = 0.05
+
+
+def _rss_mb():
+  try:
+    with open("/proc/self/statm") as f:
+      return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+  except (OSError, ValueError, IndexError):
+    return 0.0
+
+
 def encode(x, depth=0):
   """A JSON value that names x's exact type and holds only builtin values."""
   t = _type(x)
@@ -124,9 +142,25 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   each of its comparisons (computed here, so an always-equal object shows up as a True where
   the reference has a False)."""
   import builtins
+  import time
   records, current = {}, [None]
   per_test = float(replay.get("test_timeout_s", 10.0))
   limit = MAX_EVENTS
+  monotonic, rss = time.monotonic, _rss_mb
+  watch = {"deadline": None, "memory": None}
+
+  def on_tick(signum, frame):
+    # A periodic check instead of one alarm: the time limit and the memory budget of the test.
+    if watch["deadline"] is None:
+      return
+    if monotonic() > watch["deadline"]:
+      watch["deadline"] = None
+      raise _CallTimeout()
+    if rss() > watch["memory"]:
+      watch["deadline"] = None
+      raise _MemoryBudget()
+
+  signal.signal(signal.SIGALRM, on_tick)
 
   def record(ops, *values):
     key = current[0]
@@ -137,7 +171,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     for op, left, right in pairs:
       try:
         truths.append(encode_result(_bool(left if op is None else _COMPARISONS[op](left, right))))
-      except _CallTimeout:
+      except (_CallTimeout, _MemoryBudget):
         raise
       except BaseException as e:
         truths.append(["raises", _type(e).__name__])
@@ -149,18 +183,26 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
         del os.environ[name]
       current[0] = nodeid
       records[nodeid] = ["ok", []]
-      setitimer(timer, per_test)
+      watch["memory"] = rss() + REPLAY_MEMORY_MB
+      watch["deadline"] = monotonic() + per_test
+      setitimer(timer, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
 
     def pytest_runtest_makereport(self, item, call):
       entry = records.get(item.nodeid)
       if entry is not None and call.excinfo is not None and call.when in ("setup", "call") and entry[0] == "ok":
-        name = call.excinfo.typename
-        entry[0] = "skipped" if name in ("Skipped", "XFailed") else (
-            f"{call.when}:Timeout" if name == "_CallTimeout" else f"{call.when}:{name}")
+        name = {"_CallTimeout": "Timeout", "_MemoryBudget": "MemoryBudget"}.get(call.excinfo.typename,
+                                                                                call.excinfo.typename)
+        entry[0] = "skipped" if name in ("Skipped", "XFailed") else f"{call.when}:{name}"
 
     def pytest_runtest_logfinish(self, nodeid, location):
       setitimer(timer, 0)
+      watch["deadline"] = None
       current[0] = None
+      # Sent as each test ends: a run the sandbox ends early still brings back the tests before.
+      outcome, events = records.pop(nodeid, ["missing", []])
+      result = {"k": "oracle", "id": "replay::" + nodeid, "r": ["replay", outcome, events]}
+      if emit is None or not emit(result):
+        sys.stdout.write(_dumps(result) + "\n")
 
   # pytest's environment variables (PYTEST_VERSION, PYTEST_CURRENT_TEST) tell code that a test
   # run is watching; the replay is meant to look like any other caller.
@@ -171,8 +213,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     pass
   setattr(builtins, RECORD_NAME, record)
   args = [*replay["test_paths"], *replay.get("options", []), "-q", "-s", "--assert=plain", "-p", "no:cacheprovider",
-          "-p", "no:faulthandler", "-p", "no:stepwise", "--import-mode=importlib", "--continue-on-collection-errors",
-          "-W", "ignore"]
+          "-p", "no:faulthandler", "-p", "no:stepwise", "-p", "no:warnings", "-p", "no:threadexception",
+          "-p", "no:unraisableexception", "--import-mode=importlib", "--continue-on-collection-errors"]
   if not replay.get("logging"):
     args += ["-p", "no:logging"]
   try:
@@ -181,10 +223,6 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     pass
   finally:
     setitimer(timer, 0)
-  for nodeid, (outcome, events) in records.items():
-    result = {"k": "oracle", "id": "replay::" + nodeid, "r": ["replay", outcome, events]}
-    if emit is None or not emit(result):
-      sys.stdout.write(_dumps(result) + "\n")
 
 
 def main(argv):

@@ -1269,13 +1269,18 @@ def calls(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> l
   params["quiet_atexit_ok"]: `atexit.register(f)` of a module function that does no
   exit/kill/signal/subprocess/trace/output/test-runner business is not reported (a cache
   saved at exit); `atexit.register(os._exit, 0)` or a lambda still is.
+  params["main_guard_ok"]: calls written directly under `if __name__ == "__main__":` are not
+  reported: that block runs only when the file is started as a program, never when a test
+  imports it (a CLI resetting SIGPIPE before it prints).
   """
   wanted = set(params.get("names", ()))
   findings = []
   for f in _scoped(diff, params):
     table = _function_table(f.tree) if params.get("quiet_atexit_ok") else {}
+    guarded = ({id(sub) for node in ast.walk(f.tree) if _is_main_guard(node) for sub in ast.walk(node)}
+               if params.get("main_guard_ok") else set())
     for node in ast.walk(f.tree):
-      if isinstance(node, ast.Call) and f.touches(node):
+      if isinstance(node, ast.Call) and f.touches(node) and id(node) not in guarded:
         name = dotted_name(node.func, f.aliases)
         if name == "atexit.register" and params.get("quiet_atexit_ok") and _quiet_exit_handler(node, f, table):
           continue
