@@ -53,6 +53,7 @@ class Call:
 
 
 RECORD_NAME = "__rlcoder_record__"  # the builtin a replayed test's asserts call (oracle_harness.py)
+CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls the tree's functions
 
 
 @dataclasses.dataclass(frozen=True)

@@ -21,12 +21,14 @@ import ast
 import json
 import operator
 import os
+import shutil
 import signal
 import subprocess
 import sys
 
 ORACLE_DIR = ".rlcoder_oracle"
 RECORD_NAME = "__rlcoder_record__"  # sandbox.oracle.RECORD_NAME
+CALL_NAME = "__rlcoder_call__"  # sandbox.oracle.CALL_NAME
 MAX_EVENTS = 500  # per replayed test
 
 
@@ -211,8 +213,34 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     _pytest.runner._update_current_test_var = lambda item, when: None
   except (ImportError, AttributeError):
     pass
+  kind_dir, copies = os.path.join(os.getcwd(), ORACLE_DIR, "kind"), [0]
+  isfile, fspath, copyfile, utime = os.path.isfile, os.fspath, shutil.copyfile, os.utime
+
+  def other_kind(value):
+    """An argument of another kind than the test's: a range becomes a generator over it (no
+    length, no indexing); a path-like object naming a file becomes a str naming a copy of it
+    outside the temporary directory, with another suffix and a modification time in 2000."""
+    if _type(value) is range:
+      return (x for x in value)
+    if isinstance(value, os.PathLike):
+      path = fspath(value)
+      if _type(path) is _str and isfile(path):
+        copies[0] += 1
+        folder = os.path.join(kind_dir, _str(copies[0]))
+        os.makedirs(folder, exist_ok=True)
+        stem, suffix = os.path.splitext(os.path.basename(path))
+        target = os.path.join(folder, stem + (".dat" if suffix == ".txt" else ".txt"))
+        copyfile(path, target)
+        utime(target, (946684800, 946684800))
+        return target
+    return value
+
+  def call(function, *args, **kwargs):
+    return function(*[other_kind(a) for a in args], **{k: other_kind(v) for k, v in kwargs.items()})
+
+  setattr(builtins, CALL_NAME, call)
   setattr(builtins, RECORD_NAME, record)
-  args = [*replay["test_paths"], *replay.get("options", []), "-q", "-s", "--assert=plain", "-p", "no:cacheprovider",
+  args = [*replay["test_paths"], *replay.get("options", []), "-q", "-s", "--tb=no", "--assert=plain", "-p", "no:cacheprovider",
           "-p", "no:faulthandler", "-p", "no:stepwise", "-p", "no:warnings", "-p", "no:threadexception",
           "-p", "no:unraisableexception", "--import-mode=importlib", "--continue-on-collection-errors"]
   if not replay.get("logging"):

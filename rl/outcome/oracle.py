@@ -39,7 +39,7 @@ from sandbox.oracle import ORACLE_DIR, Call, CallResults, Replay, place_replay, 
 
 ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a tree
 
-ORACLE_VERSION = 2  # 2: test replay
+ORACLE_VERSION = 3  # 2: test replay; 3: arguments of another kind
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -638,7 +638,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 4):
+               task_config=None, replay: str = "auto", replay_variants: int = 5):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:
@@ -759,7 +759,7 @@ class Oracle:
       return plan if plan.size else None
     rng = random.Random(int(hashlib.sha256(f"replay:{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
     replay = oracle_replay.build_replay(str(task.tests_dir), getattr(task, "hidden_tests_dest", "tests"), rng,
-                                        self.replay_variants)
+                                        self.replay_variants, tree_dir=reference, roots=_task_roots(task))
     if replay is None:
       return plan if plan.size else None
     first = self._replay_run(task, reference, replay, scratch)

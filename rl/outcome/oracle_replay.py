@@ -32,7 +32,7 @@ import random
 import re
 from typing import Any
 
-from sandbox.oracle import ORACLE_DIR, RECORD_NAME, Replay
+from sandbox.oracle import CALL_NAME, ORACLE_DIR, RECORD_NAME, Replay
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -202,14 +202,33 @@ def _string_pool(tree: ast.AST) -> list[str]:
                  and n.value and not _PATH_LIKE.search(n.value)})[:200]
 
 
-def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near") -> str | None:
+class _CallThroughHarness(ast.NodeTransformer):
+  """`f(a, b)` -> `__rlcoder_call__(f, a, b)` for the tree's functions and classes `names`: the
+  harness hands `f` arguments of another kind (sandbox/oracle_harness.py, `_other_kind`)."""
+
+  def __init__(self, names: frozenset[str]):
+    self.names = names
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    self.generic_visit(node)
+    if isinstance(node.func, ast.Name) and node.func.id in self.names:
+      return ast.copy_location(ast.Call(func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+                                        args=[node.func, *node.args], keywords=node.keywords), node)
+    return node
+
+
+def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
+                        tree_names: frozenset[str] = frozenset()) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
-  perturbed (each with probability `p`, by `_perturb_literal` of `kind`); None if it does not
-  parse."""
+  perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
+  calls of `tree_names` go through the harness, which changes their arguments' kind. None if
+  the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return None
+  if kind == "kind" and tree_names:
+    tree = _CallThroughHarness(tree_names).visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
@@ -258,15 +277,36 @@ def _perturb_words(text: str, rng: random.Random) -> str:
   return "\n".join(lines)
 
 
-# How each copy of the hidden folder perturbs the literals: (probability per literal, kind).
-_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.5, "near"))
+# How each copy of the hidden folder perturbs its inputs: (probability per literal, kind).
+# "kind": the literals kept, the arguments of the tree's functions changed in kind at run time.
+_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"))
+_LENIENT_KINDS = ("type", "kind")
 
 
-def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants: int = 4) -> Replay | None:
+def tree_names(modules: list[tuple[str, str]], tree_dir: str, roots: tuple[str, ...]) -> frozenset[str]:
+  """Names the test modules import from the tree (`from pkg.mod import f`, pkg a module of
+  `tree_dir` under one of `roots`)."""
+  from rl.outcome.oracle import _module_file  # pylint: disable=import-outside-toplevel
+  names = set()
+  for _, source in modules:
+    try:
+      module = ast.parse(source)
+    except (SyntaxError, ValueError):
+      continue
+    for node in ast.walk(module):
+      if isinstance(node, ast.ImportFrom) and node.module and not node.level \
+          and _module_file(node.module, tree_dir, roots):
+        names.update(a.asname or a.name for a in node.names if a.name != "*")
+  return frozenset(names)
+
+
+def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants: int = 5, tree_dir: str = "",
+                 roots: tuple[str, ...] = (".",)) -> Replay | None:
   """The replay of the hidden tests at `hidden_tests_dir` (placed at `dest` in a tree): copy 0
-  at `dest` itself with the literals kept, copies 1.. under REPLAY_DIR with literals perturbed
-  (copy 1 every literal near its value, copy 2 every literal to another type or case, the
-  others about half of them); the data files perturbed in every copy. None when the folder has
+  at `dest` itself with the literals kept, copies 1.. under REPLAY_DIR with inputs perturbed
+  (copy 1 every literal near its value, copy 2 every literal to another type or case, copy 3
+  the arguments of the tree's functions (imported from `tree_dir`) of another kind, the others
+  about half the literals); the data files perturbed in every copy. None when the folder has
   no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
@@ -289,6 +329,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   if not modules:
     return None
   dest = os.path.normpath(dest)
+  names = tree_names(modules, tree_dir, roots) if tree_dir else frozenset()
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -297,7 +338,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     roots.append(root)
     for rel, source in modules:
       p, kind = _VARIANTS[min(k, len(_VARIANTS) - 1)]
-      text = rewrite_test_module(source, rng if p else None, p, kind)
+      text = rewrite_test_module(source, rng if p else None, p, kind, names)
       if text is None:
         continue
       target = os.path.normpath(os.path.join(root, rel))
@@ -310,7 +351,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   uses_caplog = any("caplog" in source for _, source in modules)
   # Another type is often outside what the code accepts: a fix that refuses it (raises) where
   # the reference went on is not compared past that point.
-  lenient = tuple(root for k, root in enumerate(roots) if _VARIANTS[min(k, len(_VARIANTS) - 1)][1] == "type")
+  lenient = tuple(root for k, root in enumerate(roots) if _VARIANTS[min(k, len(_VARIANTS) - 1)][1] in _LENIENT_KINDS)
   return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog,
                 lenient_roots=lenient)
 
