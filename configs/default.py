@@ -386,6 +386,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # An imperfect demonstrator: this share of the expert's episodes explore and then submit
   # without a fix. 0 = every demonstration solves its task.
   c.sft.expert_give_up_prob = 0.0
+  # Where a give-up happens on a plan that reads along a chain (the long-horizon family): after
+  # 1 to this many reads; 0 = at a point drawn uniformly along the chain.
+  c.sft.expert_give_up_within = 0
   # This share of the expert's episodes make one mistake (a wrong path, an `old` string not in
   # the file, broken JSON) and recover from it; the failed turn is left out of the SFT loss.
   # 0: demonstrations with recovered mistakes made SFT worse for a model trained from random

@@ -107,6 +107,7 @@ _RANGES = (
     ("sft.expert_write_prob", 0.0, 1.0, True),
     ("sft.expert_thought_prob", 0.0, 1.0, True),
     ("sft.expert_give_up_prob", 0.0, 1.0, True),
+    ("sft.expert_give_up_within", 0, math.inf, True),
     ("sft.expert_mistake_prob", 0.0, 1.0, True),
     ("sft.expert_program_fault_prob", 0.0, 1.0, True),
     ("algo.kl_topk", 0, math.inf, True),

@@ -267,3 +267,21 @@ def test_make_base_long_keeps_the_experiment_bugs_out(tmp_path):
   train = [t for t in load_task_root(work / "corpus_long") if t.split == "train"]
   assert train and info["demonstrations"] == len(train) and info["init_from"] == "rl/assets/tiny_base"
   assert not {bug_identity(t) for t in train} & make_base.long_experiment_bugs(work)
+
+
+def test_give_ups_within_the_first_reads(tmp_path):
+  """sft.expert_give_up_within = n: every give-up of the call-chain plan stops after 1 to n reads."""
+  import random  # pylint: disable=import-outside-toplevel
+  import types  # pylint: disable=import-outside-toplevel
+  from rl.tasks.long_horizon import expert as long_expert  # pylint: disable=import-outside-toplevel
+  chain = [{"path": f"step{i}.py", "function": f"f{i}"} for i in range(1, 11)]
+  task = types.SimpleNamespace(id="t", metadata={"chain": chain, "fix": [{"path": "step10.py", "old": "a", "new": "b"}]})
+  reads_before_submit = {0: [], 2: []}
+  for within in reads_before_submit:
+    expert = types.SimpleNamespace(explore_prob=0.0, run_prob=0.0, give_up_prob=1.0, give_up_within=within,
+                                   minimal_edits=False, fixes=lambda t: t.metadata["fix"],
+                                   say=lambda rng, options, **kw: "")
+    for seed in range(40):
+      steps = long_expert.call_chain_plan(expert, types.SimpleNamespace(task=task, turns_left=40), random.Random(seed))
+      reads_before_submit[within].append(sum('"read_file"' in s for s in steps))
+  assert set(reads_before_submit[2]) == {1, 2} and max(reads_before_submit[0]) >= 5

@@ -212,8 +212,11 @@ class ScriptedExpert(TextPolicy):
   def __init__(self, renderer: ChatRenderer, *, seed: int = 0, explore_prob: float = 0.6,
                run_prob: float = 0.5, write_prob: float = 0.25, thought_prob: float = 0.7,
                minimal_edits: bool = False, give_up_prob: float = 0.0, mistake_prob: float = 0.0,
-               read_prob: float | None = None, program_fault_prob: float = 0.0):
+               read_prob: float | None = None, program_fault_prob: float = 0.0, give_up_within: int = 0):
     super().__init__(renderer)
+    # Plans that read along a chain (rl/tasks/long_horizon/expert.py): a give-up stops within
+    # this many reads of the start (0: anywhere along the chain).
+    self.give_up_within = give_up_within
     # Task families whose expert writes whole programs (rl.tasks.mle.expert): the share of
     # episodes that write a faulty one.
     self.program_fault_prob = program_fault_prob

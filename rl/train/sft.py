@@ -26,7 +26,7 @@ def scripted_expert(config: Any, renderer: Any) -> actors.ScriptedExpert:
       write_prob=s.expert_write_prob, thought_prob=s.expert_thought_prob,
       minimal_edits=s.expert_minimal_edits, give_up_prob=s.expert_give_up_prob,
       mistake_prob=s.expert_mistake_prob, read_prob=None if s.expert_read_prob < 0 else s.expert_read_prob,
-      program_fault_prob=s.expert_program_fault_prob)
+      program_fault_prob=s.expert_program_fault_prob, give_up_within=int(s.get("expert_give_up_within", 0)))
 
 
 def demonstration_batch(demos: Sequence[Any], *, pad_id: int, pad_multiple: int) -> batching.RolloutBatch:

@@ -12,8 +12,8 @@ and, per step down the chain, a quarter of it for a detour through a distractor 
 `run_prob` the chance of running the public tests before (always when the statement names only
 the test) and after the fix; `thought_prob` the chance of a short thought before a call;
 `minimal_edits` the shortest unique `old` strings; `give_up_prob` the share of episodes that
-stop reading at a point drawn uniformly along the chain and submit without a fix (an imperfect
-demonstrator whose failures are short). `mistake_prob` and `write_prob` are not used.
+stop reading at a point drawn uniformly along the chain (or, with `give_up_within` n > 0, after
+1 to n reads) and submit without a fix (an imperfect demonstrator whose failures are short). `mistake_prob` and `write_prob` are not used.
 """
 
 from __future__ import annotations
@@ -77,7 +77,12 @@ def call_chain_plan(expert: Any, request: Any, rng: random.Random) -> list[str]:
     steps.append((expert.say(rng, _RUN_BEFORE) + tool_call_text("run", {"command": test_cmd}), False))
   reads = ([{"path": PUBLIC_TEST_FILE, "function": ""}] if from_test else []) + chain
   # A give-up stops before one of the reads (never after the bottom one: it would have fixed it).
-  give_up_at = rng.randrange(len(reads)) if expert.give_up_prob and rng.random() < expert.give_up_prob else -1
+  # With give_up_within n > 0 it stops after 1 to n reads: it looked, then gave up early.
+  within = int(getattr(expert, "give_up_within", 0) or 0)
+  give_up_at = -1
+  if expert.give_up_prob and rng.random() < expert.give_up_prob:
+    give_up_at = (rng.randint(1, min(within, len(reads) - 1)) if within > 0 and len(reads) > 1
+                  else rng.randrange(len(reads)))
   for i, step in enumerate(reads):
     if i == give_up_at:
       steps.append((expert.say(rng, _GIVE_UP) + tool_call_text("submit", {}), True))
