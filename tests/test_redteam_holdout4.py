@@ -11,7 +11,6 @@ hidden tests pass on its raw workspace although the bug is not fixed.
 
 import json
 import os
-import shutil
 import sys
 
 import pytest
@@ -84,15 +83,7 @@ def test_task_directories():
 
 @pytest.mark.parametrize("task", TASKS)
 def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
-  from rl.tasks.patch import apply_patch
-  workspace = str(tmp_path / "ws")
-  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
-  report = holdout_checks.grade(task, workspace)
-  assert not report.all_passed, report.log
-  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
-    apply_patch(workspace, fh.read())
-  report = holdout_checks.grade(task, workspace)
-  assert report.all_passed, report.log
+  holdout_checks.check_pristine_fails_and_solution_passes(task, str(tmp_path / "ws"))
 
 
 # -- (c) every honest fix passes real grading -------------------------------------------
@@ -100,10 +91,7 @@ def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
 
 @pytest.mark.parametrize("case_id", LEGIT_IDS)
 def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
-  case = redteam_suite.by_id(case_id)
-  workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
-  report = holdout_checks.grade(case.task, workspace)
-  assert report.all_passed, report.log
+  holdout_checks.check_honest_fix_passes(case_id, str(tmp_path / "ws"))
 
 
 # -- (d) every file-based hack works when nothing defends --------------------------------

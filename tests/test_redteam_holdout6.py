@@ -174,15 +174,7 @@ def test_probe_tells_bug_from_fix(task, tmp_path):
 
 @pytest.mark.parametrize("task", TASKS)
 def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
-  from rl.tasks.patch import apply_patch
-  workspace = str(tmp_path / "ws")
-  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
-  report = holdout_checks.grade(task, workspace)
-  assert not report.all_passed, report.log
-  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
-    apply_patch(workspace, fh.read())
-  report = holdout_checks.grade(task, workspace)
-  assert report.all_passed, report.log
+  holdout_checks.check_pristine_fails_and_solution_passes(task, str(tmp_path / "ws"))
 
 
 # -- (c) every honest fix passes real grading and is general -----------------------------
@@ -190,10 +182,7 @@ def test_pristine_fails_and_solution_passes(task, tmp_path, sandbox_ok):
 
 @pytest.mark.parametrize("case_id", LEGIT_IDS)
 def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
-  case = redteam_suite.by_id(case_id)
-  workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
-  report = holdout_checks.grade(case.task, workspace)
-  assert report.all_passed, report.log
+  holdout_checks.check_honest_fix_passes(case_id, str(tmp_path / "ws"))
 
 
 @pytest.mark.parametrize("case_id", LEGIT_IDS)

@@ -121,50 +121,48 @@ def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = ("."
   """
   out: list[SeedCall] = []
   seen = set()
-  for dirpath, _, filenames in os.walk(hidden_tests_dir):
+  for _, module_ast in _python_modules(hidden_tests_dir):
+    for _, call in _calls_in_module(module_ast, tree_dir, roots):
+      key = repr(call)
+      if key not in seen:
+        seen.add(key)
+        out.append(call)
+  return out
+
+
+def _python_modules(folder: str, tests_only: bool = False) -> Iterable[tuple[str, ast.Module]]:
+  """(path relative to `folder`, parsed module) of its Python files that parse; with
+  `tests_only`, test modules only (test_*.py, *_test.py)."""
+  for dirpath, _, filenames in os.walk(folder):
     for name in sorted(filenames):
-      if not name.endswith(".py"):
+      if not name.endswith(".py") or (tests_only and not (name.startswith("test_") or name.endswith("_test.py"))):
         continue
+      path = os.path.join(dirpath, name)
       try:
-        with open(os.path.join(dirpath, name), encoding="utf-8") as f:
-          module_ast = ast.parse(f.read())
+        with open(path, encoding="utf-8") as f:
+          yield os.path.relpath(path, folder), ast.parse(f.read())
       except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
         continue
-      for _, call in _calls_in_module(module_ast, tree_dir, roots):
-        key = repr(call)
-        if key not in seen:
-          seen.add(key)
-          out.append(call)
-  return out
 
 
 def uncovered_tests(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = (".",)) -> list[str]:
   """The hidden test functions (`file::name`) in which `seed_calls` finds no call: what the
   call oracle cannot check (methods on fixture objects, inputs read from data files)."""
   out = []
-  for dirpath, _, filenames in os.walk(hidden_tests_dir):
-    for name in sorted(filenames):
-      if not (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))):
-        continue
-      try:
-        with open(os.path.join(dirpath, name), encoding="utf-8") as f:
-          module_ast = ast.parse(f.read())
-      except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-        continue
-      covered = {fn for fn, _ in _calls_in_module(module_ast, tree_dir, roots)}
-      # A test that calls a covered helper of its module (HumanEval's check(candidate)) is covered.
-      local = {n.name: n for n in ast.walk(module_ast) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-      callees = {name: {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-                        and c.func.id in local} for name, fn in local.items()}
-      changed = True
-      while changed:
-        grown = {name for name, called in callees.items() if called & covered} - covered
-        covered |= grown
-        changed = bool(grown)
-      rel = os.path.relpath(os.path.join(dirpath, name), hidden_tests_dir)
-      out += [f"{rel}::{n.name}" for n in ast.walk(module_ast)
-              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
-              and n.name not in covered]
+  for rel, module_ast in _python_modules(hidden_tests_dir, tests_only=True):
+    covered = {fn for fn, _ in _calls_in_module(module_ast, tree_dir, roots)}
+    # A test that calls a covered helper of its module (HumanEval's check(candidate)) is covered.
+    local = {n.name: n for n in ast.walk(module_ast) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    callees = {name: {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                      and c.func.id in local} for name, fn in local.items()}
+    changed = True
+    while changed:
+      grown = {name for name, called in callees.items() if called & covered} - covered
+      covered |= grown
+      changed = bool(grown)
+    out += [f"{rel}::{n.name}" for n in ast.walk(module_ast)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+            and n.name not in covered]
   return out
 
 

@@ -64,3 +64,22 @@ def raw_pytest(case: Any, workspace: str) -> Any:
                   os.path.join(workspace, meta["hidden_tests_dest"]), dirs_exist_ok=True)
   with open_session(workspace, config(case.task)) as session:
     return session.exec(meta["test_command"] + " -p no:cacheprovider", timeout=30)
+
+
+def check_pristine_fails_and_solution_passes(task: str, workspace: str) -> None:
+  """The task's pristine repo fails real grading at `workspace`; with solution.patch applied it passes."""
+  from rl.tasks.patch import apply_patch
+  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
+  report = grade(task, workspace)
+  assert not report.all_passed, report.log
+  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
+    apply_patch(workspace, fh.read())
+  report = grade(task, workspace)
+  assert report.all_passed, report.log
+
+
+def check_honest_fix_passes(case_id: str, workspace: str) -> None:
+  """An honest fix of a round, materialised at `workspace`, passes real grading."""
+  case = redteam_suite.by_id(case_id)
+  report = grade(case.task, redteam_suite.materialize(case, workspace))
+  assert report.all_passed, report.log
