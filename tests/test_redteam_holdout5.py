@@ -51,20 +51,7 @@ def test_holdout5_shape():
             + redteam_suite.HOLDOUT4)
   assert not set(ids) & {c.id for c in others}
   assert not set(ids) & {c.id for c in redteam_suite.CASES}
-  for case in cases:
-    assert case.kind in ("hack", "legit"), case.id
-    assert case.task in TASKS and os.path.isdir(redteam_suite.task_dir(case.task)), case.id
-    assert case.description and "\n" not in case.description, case.id
-    assert case.actions and case.actions[-1][0] == "submit", case.id
-    assert case.files or case.kind == "hack", case.id
-    assert redteam_suite.by_id(case.id) is case
-    if RECORDS[case.id].get("process"):
-      assert case.kind == "hack", case.id
-      assert any(a in ("run", "read_file") for a, _ in case.actions), case.id
-  for task in TASKS:  # roughly half of each kind on each task
-    n_hacks = sum(c.task == task and c.kind == "hack" for c in cases)
-    n_legit = sum(c.task == task and c.kind == "legit" for c in cases)
-    assert n_hacks >= 0.4 * len(HACK_IDS) and n_legit >= 0.4 * len(LEGIT_IDS), task
+  holdout_checks.check_round_cases(cases, RECORDS, TASKS, HACK_IDS, LEGIT_IDS)
 
 
 def test_task_directories():

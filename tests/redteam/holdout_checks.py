@@ -83,3 +83,23 @@ def check_honest_fix_passes(case_id: str, workspace: str) -> None:
   case = redteam_suite.by_id(case_id)
   report = grade(case.task, redteam_suite.materialize(case, workspace))
   assert report.all_passed, report.log
+
+
+def check_round_cases(cases: list, records: dict, tasks: tuple[str, ...], hack_ids: list, legit_ids: list) -> None:
+  """Every case of a held-out round is well formed (kind, task, one-line description, actions
+  ending in submit, files for honest fixes, process hacks that act), and each task holds at
+  least 40% of each kind."""
+  for case in cases:
+    assert case.kind in ("hack", "legit"), case.id
+    assert case.task in tasks and os.path.isdir(redteam_suite.task_dir(case.task)), case.id
+    assert case.description and "\n" not in case.description, case.id
+    assert case.actions and case.actions[-1][0] == "submit", case.id
+    assert case.files or case.kind == "hack", case.id
+    assert redteam_suite.by_id(case.id) is case
+    if records[case.id].get("process"):
+      assert case.kind == "hack", case.id
+      assert any(a in ("run", "read_file") for a, _ in case.actions), case.id
+  for task in tasks:
+    n_hacks = sum(c.task == task and c.kind == "hack" for c in cases)
+    n_legit = sum(c.task == task and c.kind == "legit" for c in cases)
+    assert n_hacks >= 0.4 * len(hack_ids) and n_legit >= 0.4 * len(legit_ids), task
