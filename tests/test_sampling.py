@@ -207,11 +207,12 @@ def test_cache_overflow_error_and_truncation(qwen):
 def test_inverse_cdf_draws_follow_the_distribution():
   """`_categorical` (one uniform per row) draws each token with its softmax probability: zero
   probability never, the rest within 4 standard errors over 40,000 draws, with a vocabulary that
-  spans several CDF blocks and keys given per row or for the whole batch."""
+  spans several CDF blocks (one of them without mass, the last one partial) and keys given per
+  row or for the whole batch."""
   from rl.env.sampling import CDF_BLOCK, _categorical
-  vocab = 2 * CDF_BLOCK + 37
+  vocab = 3 * CDF_BLOCK + 37
   probs = np.zeros(vocab)
-  probs[[0, 5, CDF_BLOCK - 1, CDF_BLOCK, vocab - 1]] = [0.1, 0.3, 0.05, 0.25, 0.3]
+  probs[[0, 5, CDF_BLOCK - 1, 2 * CDF_BLOCK, vocab - 1]] = [0.1, 0.3, 0.05, 0.25, 0.3]
   logits = np.where(probs > 0, np.log(np.maximum(probs, 1e-30)), -np.inf).astype(np.float32)
   rows = 20_000
   for rng in (jax.random.key(3), jax.random.split(jax.random.key(4), rows)):

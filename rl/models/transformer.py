@@ -316,13 +316,20 @@ class Attention(nnx.Module):
     cfg = self.config
     dt = as_dtype(cfg.dtype)
     x = x.astype(dt)
-    q = jnp.einsum("btd,dhk->bthk", x, self.q_proj.get_value().astype(dt))
-    k = jnp.einsum("btd,dhk->bthk", x, self.k_proj.get_value().astype(dt))
-    v = jnp.einsum("btd,dhk->bthk", x, self.v_proj.get_value().astype(dt))
+    b, t, d = x.shape
+    h, kv, dh = cfg.num_heads, cfg.num_kv_heads, cfg.dim_per_head
+    # One [D, (H + 2K) * Dh] product instead of three: fewer, wider matrix products are faster on
+    # CPUs, and in a decode loop the concatenation of the (loop-invariant) weights is hoisted.
+    w = jnp.concatenate([self.q_proj.get_value().reshape(d, h * dh),
+                         self.k_proj.get_value().reshape(d, kv * dh),
+                         self.v_proj.get_value().reshape(d, kv * dh)], axis=1).astype(dt)
+    qkv = x @ w
     if cfg.qkv_bias:
-      q = q + self.q_bias.get_value().astype(dt)
-      k = k + self.k_bias.get_value().astype(dt)
-      v = v + self.v_bias.get_value().astype(dt)
+      qkv = qkv + jnp.concatenate([self.q_bias.get_value().reshape(-1), self.k_bias.get_value().reshape(-1),
+                                   self.v_bias.get_value().reshape(-1)]).astype(dt)
+    q = qkv[..., :h * dh].reshape(b, t, h, dh)
+    k = qkv[..., h * dh:(h + kv) * dh].reshape(b, t, kv, dh)
+    v = qkv[..., (h + kv) * dh:].reshape(b, t, kv, dh)
     inv_freq = rope_frequencies(cfg)  # a trace-time constant, not a parameter
     q = apply_rope(q, positions, inv_freq)
     k = apply_rope(k, positions, inv_freq)
@@ -391,8 +398,10 @@ class MLP(nnx.Module):
 
   def __call__(self, x: Array) -> Array:
     dt = self.dtype
-    gate = x @ self.gate_proj.get_value().astype(dt)
-    up = x @ self.up_proj.get_value().astype(dt)
+    f = self.gate_proj.get_value().shape[1]
+    # One [D, 2F] product for gate and up (see Attention: fewer, wider products).
+    gate_up = x @ jnp.concatenate([self.gate_proj.get_value(), self.up_proj.get_value()], axis=1).astype(dt)
+    gate, up = gate_up[..., :f], gate_up[..., f:]
     return (jax.nn.silu(gate) * up) @ self.down_proj.get_value().astype(dt)
 
 
@@ -650,7 +659,9 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
     logp_all = jax.nn.log_softmax(logits, axis=-1)
     y = x["y"].astype(jnp.int32)
     out = {"logp": jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]}
-    out["ent"] = (-jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1) if with_entropy
+    # -sum(p * log p) as a contraction: XLA's CPU backend runs the same sum written as
+    # multiply-then-reduce through a library fusion ~12x slower (scripts/bench_update.py).
+    out["ent"] = (-jnp.einsum("btv,btv->bt", jnp.exp(logp_all), logp_all) if with_entropy
                   else jnp.zeros_like(out["logp"]))
     if truncated:
       sup = x.get("support")
