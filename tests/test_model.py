@@ -56,6 +56,21 @@ def test_causality_and_padding(model, ids):
   np.testing.assert_allclose(np.asarray(_logits(model, padded, mask))[:, 3:], full, atol=1e-5)
 
 
+def test_fused_projections_equal_separate_ones(model, ids, monkeypatch):
+  """q/k/v and gate/up as one product over concatenated weights (CPUs) give the outputs of the
+  separate products (accelerators), with and without the cache."""
+  from rl.models import transformer
+  outputs = {}
+  for fused in (True, False):
+    monkeypatch.setattr(transformer, "_fuse_projections", lambda fused=fused: fused)
+    cache = KVCache.create(model.config, 2, 16)
+    hidden, cache = model.hidden_states(ids[:, :7], cache=cache)
+    step, _ = model.hidden_states(ids[:, 7:9], cache=cache)
+    outputs[fused] = (np.asarray(model(ids)), np.asarray(hidden), np.asarray(step))
+  for a, b in zip(outputs[True], outputs[False]):
+    np.testing.assert_allclose(a, b, atol=2e-5, rtol=1e-5)
+
+
 def test_kv_cache_chunks_equal_full_forward(model, ids):
   full, _ = _hidden(model, ids)
   cache = KVCache.create(model.config, 2, 16)

@@ -288,6 +288,17 @@ def _attend(q: Array, keys: Array, values: Array, mask: Array, num_kv_heads: int
   return jnp.einsum("bkgts,bskd->btkgd", probs, values).reshape(b, t, h, dh)
 
 
+def _fuse_projections() -> bool:
+  """Whether q/k/v (and gate/up) are computed as one product over concatenated weights.
+
+  On CPUs the decode step's matrices are small (a few dozen rows) and fewer, wider products are
+  faster; in a decode loop the concatenation of the loop-invariant weights is hoisted out of it.
+  On accelerators the separate products are as fast and keep each weight's own tensor-parallel
+  sharding (a concatenation of differently sharded weights would be gathered).
+  """
+  return jax.default_backend() == "cpu"
+
+
 class Attention(nnx.Module):
 
   def __init__(self, config: ModelConfig, init: ParamInit):
@@ -310,26 +321,34 @@ class Attention(nnx.Module):
                attend_len: int | None = None):
     """x [B, T, D]. Without a cache: causal self-attention, key_valid [B, T] masks padding.
 
-    With a cache (k, v of [B, S, kv, dh]): this chunk's keys go to `write_slots` [B, T] (index S =
-    dropped) and queries attend to slots <= their position.
+    With a cache (KVCache's keys [B, K, Dh, S] and values [B, K, S, Dh]): this chunk's keys go to
+    `write_slots` [B, T] (index S = dropped) and queries attend to slots <= their position.
     """
     cfg = self.config
     dt = as_dtype(cfg.dtype)
     x = x.astype(dt)
     b, t, d = x.shape
     h, kv, dh = cfg.num_heads, cfg.num_kv_heads, cfg.dim_per_head
-    # One [D, (H + 2K) * Dh] product instead of three: fewer, wider matrix products are faster on
-    # CPUs, and in a decode loop the concatenation of the (loop-invariant) weights is hoisted.
-    w = jnp.concatenate([self.q_proj.get_value().reshape(d, h * dh),
-                         self.k_proj.get_value().reshape(d, kv * dh),
-                         self.v_proj.get_value().reshape(d, kv * dh)], axis=1).astype(dt)
-    qkv = x @ w
-    if cfg.qkv_bias:
-      qkv = qkv + jnp.concatenate([self.q_bias.get_value().reshape(-1), self.k_bias.get_value().reshape(-1),
-                                   self.v_bias.get_value().reshape(-1)]).astype(dt)
-    q = qkv[..., :h * dh].reshape(b, t, h, dh)
-    k = qkv[..., h * dh:(h + kv) * dh].reshape(b, t, kv, dh)
-    v = qkv[..., (h + kv) * dh:].reshape(b, t, kv, dh)
+    if _fuse_projections():
+      # One [D, (H + 2K) * Dh] product instead of three (see _fuse_projections).
+      w = jnp.concatenate([self.q_proj.get_value().reshape(d, h * dh),
+                           self.k_proj.get_value().reshape(d, kv * dh),
+                           self.v_proj.get_value().reshape(d, kv * dh)], axis=1).astype(dt)
+      qkv = x @ w
+      if cfg.qkv_bias:
+        qkv = qkv + jnp.concatenate([self.q_bias.get_value().reshape(-1), self.k_bias.get_value().reshape(-1),
+                                     self.v_bias.get_value().reshape(-1)]).astype(dt)
+      q = qkv[..., :h * dh].reshape(b, t, h, dh)
+      k = qkv[..., h * dh:(h + kv) * dh].reshape(b, t, kv, dh)
+      v = qkv[..., (h + kv) * dh:].reshape(b, t, kv, dh)
+    else:
+      q = jnp.einsum("btd,dhk->bthk", x, self.q_proj.get_value().astype(dt))
+      k = jnp.einsum("btd,dhk->bthk", x, self.k_proj.get_value().astype(dt))
+      v = jnp.einsum("btd,dhk->bthk", x, self.v_proj.get_value().astype(dt))
+      if cfg.qkv_bias:
+        q = q + self.q_bias.get_value().astype(dt)
+        k = k + self.k_bias.get_value().astype(dt)
+        v = v + self.v_bias.get_value().astype(dt)
     inv_freq = rope_frequencies(cfg)  # a trace-time constant, not a parameter
     q = apply_rope(q, positions, inv_freq)
     k = apply_rope(k, positions, inv_freq)
@@ -398,10 +417,13 @@ class MLP(nnx.Module):
 
   def __call__(self, x: Array) -> Array:
     dt = self.dtype
-    f = self.gate_proj.get_value().shape[1]
-    # One [D, 2F] product for gate and up (see Attention: fewer, wider products).
-    gate_up = x @ jnp.concatenate([self.gate_proj.get_value(), self.up_proj.get_value()], axis=1).astype(dt)
-    gate, up = gate_up[..., :f], gate_up[..., f:]
+    if _fuse_projections():  # one [D, 2F] product for gate and up
+      f = self.gate_proj.get_value().shape[1]
+      gate_up = x @ jnp.concatenate([self.gate_proj.get_value(), self.up_proj.get_value()], axis=1).astype(dt)
+      gate, up = gate_up[..., :f], gate_up[..., f:]
+    else:
+      gate = x @ self.gate_proj.get_value().astype(dt)
+      up = x @ self.up_proj.get_value().astype(dt)
     return (jax.nn.silu(gate) * up) @ self.down_proj.get_value().astype(dt)
 
 
