@@ -15,11 +15,11 @@ Run (set-up included):
 
   bash scripts/setup.sh && .venv/bin/python train.py --config configs/default.py --workdir runs/default
 
-Expected result, seed 0 on a 2-core CPU: about 11-16 minutes (10 min 52 s in the trainer on a
-quiet machine, 12 min 42 s with set-up), peak memory 2.2-2.3 GiB. SFT action-token NLL 0.51 ->
+Expected result, seed 0 on a 2-core CPU: about 11-16 minutes (9 min 52 s in the trainer and
+11 min 31 s in all on 2026-12-05), peak memory 2.2-2.4 GiB. SFT action-token NLL 0.51 ->
 0.087; training success rate 0.38 over the first two iterations -> 0.66-0.71 over the last two;
 pass@1 on the 25 training tasks (one sample at T = 0.7) 0.40 before RL -> 0.56-0.72 after;
-held-out pass@1 (48 tasks, greedy) 0.250 for the base, 0.188 after SFT, 0.188-0.208 after RL.
+held-out pass@1 (48 tasks, greedy) 0.250 for the base, 0.188 after SFT, 0.188-0.229 after RL.
 The ranges are runs of the same seed on machines under different load: a command killed at its
 timeout returns timing-dependent output, and the episodes part from there (two runs under the
 same conditions agree episode for episode). A greedy pass@1 on 48 tasks has a standard error of
