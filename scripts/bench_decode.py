@@ -9,21 +9,24 @@ interpreter if it has torch, else --torch-python, else $RLCODER_TORCH_PYTHON (ma
 `python3 -m venv /path/torch-venv && /path/torch-venv/bin/pip install torch --index-url
 https://download.pytorch.org/whl/cpu transformers`). Every row decodes exactly --new-tokens
 tokens (no stop ids), sampling at temperature 1. Medians over --repeats timed runs after a
-warm-up (compile) run.
+warm-up (compile) run; with --compare-transformers the two sides alternate for --rounds rounds
+and the speed-up is the median of the rounds' ratios (the machine's load moves between rounds).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (TORCH_PYTHON_HELP, jax_side, median_time, print_result, resolve_torch_python,
-                           run_worker, torch_device, torch_side, torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, alternate_rounds, jax_side, median_time, print_result,
+                           print_rounds, resolve_torch_python, run_worker, torch_device, torch_side,
+                           torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -71,6 +74,8 @@ def main() -> None:
   parser.add_argument("--prompt-len", type=int, default=64)
   parser.add_argument("--new-tokens", type=int, default=128)
   parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--rounds", type=int, default=3,
+                      help="with --compare-transformers: rounds of (ours, transformers), alternating")
   parser.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"),
                       help="parameters and activations, both sides")
   parser.add_argument("--compare-transformers", action="store_true")
@@ -120,17 +125,20 @@ def main() -> None:
                          rng=jax.random.key(next(calls)))
     assert all(len(t) == args.new_tokens for t in out.tokens)
 
-  ours_s = median_time(ours, args.repeats)
   generated = args.batch * args.new_tokens
+  if args.compare_transformers:
+    ours_all, torch_all = alternate_rounds(lambda: median_time(ours, args.repeats),
+                                           lambda: _run_torch(args, checkpoint), args.rounds)
+    ours_s = statistics.median(ours_all)
+  else:
+    ours_s = median_time(ours, args.repeats)
   print(f"ours: batch {args.batch} prompt {args.prompt_len} new {args.new_tokens}: "
         f"{ours_s:.3f} s median, {generated / ours_s:,.0f} tokens/s")
-  if args.compare_transformers:
-    torch_result = _run_torch(args, checkpoint)
-    if torch_result:
-      torch_s = torch_result["single_s"]
-      print(f"transformers generate ({torch_side(torch_result)}): "
-            f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
-      print(f"speed-up vs transformers: {torch_s / ours_s:.2f}x")
+  if args.compare_transformers and torch_all:
+    torch_s = statistics.median(r["single_s"] for r in torch_all)
+    print(f"transformers generate ({torch_side(torch_all[0])}): "
+          f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
+    print_rounds("transformers", ours_all, [r["single_s"] for r in torch_all])
 
   if args.multi_turn:
     capacity = args.prompt_len + args.turns * (args.turn_tokens + args.obs_tokens) + 8

@@ -6,21 +6,25 @@ The JAX side is the project's code path: token_logprobs (chunked log-probs + ent
 critic (or --value-head shared), a clipped-ratio policy loss plus a value loss, optax AdamW, all in
 one jit. The PyTorch side runs transformers' Qwen2ForCausalLM and a Qwen2Model critic with a
 linear head, the same losses and torch.optim.AdamW, in a subprocess (see bench_decode.py for how
-the torch interpreter is found). Medians over --repeats steps after a warm-up step.
+the torch interpreter is found). Medians over --repeats steps after a warm-up step; with
+--compare-transformers the two sides alternate for --rounds rounds and the speed-up is the median
+of the rounds' ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
-from torch_compare import (TORCH_PYTHON_HELP, jax_side, median_time, print_result, resolve_torch_python,
-                           run_worker, torch_device, torch_side, torch_sync)
+from torch_compare import (TORCH_PYTHON_HELP, alternate_rounds, jax_side, median_time, print_result,
+                           print_rounds, resolve_torch_python, run_worker, torch_device, torch_side,
+                           torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -73,6 +77,8 @@ def main() -> None:
   parser.add_argument("--batch", type=int, default=16)
   parser.add_argument("--seq-len", type=int, default=512)
   parser.add_argument("--repeats", type=int, default=3)
+  parser.add_argument("--rounds", type=int, default=3,
+                      help="with --compare-transformers: rounds of (ours, PyTorch), alternating")
   parser.add_argument("--value-head", default="separate", choices=("separate", "shared"))
   parser.add_argument("--remat", action="store_true")
   parser.add_argument("--attention", default="tiled", choices=("tiled", "einsum", "xla", "cudnn"),
@@ -156,20 +162,24 @@ def main() -> None:
     params, opt_state, loss = update(params, opt_state, batch)
     return loss
 
-  ours_s = median_time(one_update, args.repeats, ready=jax.block_until_ready)
+  if args.compare_transformers:
+    ours_all, torch_all = alternate_rounds(
+        lambda: median_time(one_update, args.repeats, ready=jax.block_until_ready),
+        lambda: _run_torch(args, checkpoint), args.rounds)
+    ours_s = statistics.median(ours_all)
+  else:
+    ours_s = median_time(one_update, args.repeats, ready=jax.block_until_ready)
   tokens = b * t
   print(f"model: {args.hf_checkpoint or args.preset} ({policy.config.num_params() / 1e6:.1f}M "
         f"params), value head: {args.value_head}, remat: {args.remat}, attention: {args.attention}, "
         f"dtype: {args.dtype}, "
         f"B={b} T={t}; {jax_side()}")
   print(f"ours: {ours_s:.3f} s/update median, {tokens / ours_s:,.0f} tokens/s")
-  if args.compare_transformers:
-    result = _run_torch(args, checkpoint)
-    if result:
-      print(f"pytorch/transformers ({torch_side(result)}): "
-            f"{result['step_s']:.3f} "
-            f"s/update median, {tokens / result['step_s']:,.0f} tokens/s")
-      print(f"speed-up vs pytorch: {result['step_s'] / ours_s:.2f}x")
+  if args.compare_transformers and torch_all:
+    torch_s = statistics.median(r["step_s"] for r in torch_all)
+    print(f"pytorch/transformers ({torch_side(torch_all[0])}): {torch_s:.3f} s/update median, "
+          f"{tokens / torch_s:,.0f} tokens/s")
+    print_rounds("pytorch", ours_all, [r["step_s"] for r in torch_all])
   tmp.cleanup()
 
 

@@ -66,6 +66,32 @@ def median_time(fn: Callable[[], Any], repeats: int, *, ready: Callable[[Any], A
   return statistics.median(times)
 
 
+def alternate_rounds(ours: Callable[[], float], theirs: Callable[[], dict | None],
+                     rounds: int) -> tuple[list[float], list[dict]]:
+  """Times both sides `rounds` times, alternating (ours, theirs, ours, ...), so that a change in
+  machine load lands on both sides of a round instead of on one side of the comparison.
+  `ours()` returns seconds; `theirs()` a worker result, or None when the worker failed (the
+  rounds stop there). Returns our times and the worker results."""
+  ours_s, results = [], []
+  for _ in range(rounds):
+    ours_s.append(ours())
+    result = theirs()
+    if result is None:
+      break
+    results.append(result)
+  return ours_s, results
+
+
+def print_rounds(label: str, ours_s: Sequence[float], theirs_s: Sequence[float]) -> None:
+  """Per-round seconds and speed-ups, then the median speed-up over rounds and its range."""
+  ratios = [t / o for o, t in zip(ours_s, theirs_s)]
+  for i, (o, t, r) in enumerate(zip(ours_s, theirs_s, ratios)):
+    print(f"  round {i + 1}: ours {o:.3f} s, {label} {t:.3f} s, {r:.2f}x")
+  if ratios:
+    print(f"speed-up vs {label}: {statistics.median(ratios):.2f}x median over {len(ratios)} rounds "
+          f"(range {min(ratios):.2f}x-{max(ratios):.2f}x)")
+
+
 def torch_device():
   """The worker's torch device: the first GPU when torch sees one, else the CPU."""
   import torch  # pylint: disable=import-outside-toplevel
