@@ -682,7 +682,7 @@ def chunked_logprobs_entropy(hidden: Array, unembedding: Array, targets: Array, 
     y = x["y"].astype(jnp.int32)
     out = {"logp": jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]}
     # -sum(p * log p) as a contraction: XLA's CPU backend runs the same sum written as
-    # multiply-then-reduce through a library fusion ~12x slower (scripts/bench_update.py).
+    # multiply-then-reduce through a library fusion ~12x slower (docs/journal/2026-12-05-speed.md).
     out["ent"] = (-jnp.einsum("btv,btv->bt", jnp.exp(logp_all), logp_all) if with_entropy
                   else jnp.zeros_like(out["logp"]))
     if truncated:
