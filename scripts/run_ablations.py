@@ -7,8 +7,9 @@ r"""Runs a list of ablation configs over several seeds, or prints the commands f
   .venv/bin/python scripts/run_ablations.py --configs ppo,grpo,no_antihack --seeds 0,1,2 --emit
 
 A config name is looked up in configs/ablations/, then configs/experiments/ (`default` is
-configs/default.py; a path to a .py file works too). Finished runs (summary.json present)
-are skipped, so rerunning the command resumes a sweep. Then:
+configs/default.py; a path to a .py file works too). Finished runs (a summary.json with the end-of-run fields)
+are skipped, so rerunning the command resumes a sweep (a run stopped part-way resumes
+from its last checkpoint). Then:
   .venv/bin/python scripts/ablation_table.py runs/ablations
 """
 
@@ -84,6 +85,17 @@ def plan(configs: list[str], seeds: list[int], root: pathlib.Path, *, python: st
   return runs
 
 
+def finished(workdir: pathlib.Path) -> bool:
+  """Whether the run in `workdir` ended: its summary.json holds the end-of-run fields. The trainer
+  writes summary.json after SFT too, so a run stopped during RL is not finished; rerunning its
+  command resumes it from its last checkpoint."""
+  try:
+    summary = json.loads((workdir / "summary.json").read_text(encoding="utf-8"))
+  except (OSError, ValueError):
+    return False
+  return isinstance(summary, dict) and "wall_time_s" in summary
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--configs", default="", help="comma-separated config names or .py paths")
@@ -123,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
   failures = 0
   for k, run in enumerate(runs, 1):
     workdir = pathlib.Path(run["workdir"])
-    if (workdir / "summary.json").is_file() and not args.rerun:
+    if finished(workdir) and not args.rerun:
       print(f"[{k}/{len(runs)}] {run['config']} seed {run['seed']}: done already, skipped")
       continue
     workdir.mkdir(parents=True, exist_ok=True)

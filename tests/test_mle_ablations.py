@@ -165,6 +165,11 @@ def test_sequential_runs_resume_and_feed_the_table(tmp_path, capsys):
   assert run_ablations.main(argv) == 0  # everything done: nothing reruns
   assert capsys.readouterr().out.count("done already, skipped") == 4
   assert len((root / "runs.jsonl").read_text().splitlines()) == 4
+  # the trainer writes summary.json after SFT too: a run stopped during RL is rerun (and resumes)
+  (root / "grpo" / "seed1" / "summary.json").write_text(json.dumps({"heldout_pass@1_sft": 0.5}))
+  assert run_ablations.main(argv) == 0
+  assert capsys.readouterr().out.count("done already, skipped") == 3
+  assert len((root / "runs.jsonl").read_text().splitlines()) == 5
   table = ablation_table.aggregate(ablation_table.collect(root))
   assert table["ppo"]["reward"][0] == pytest.approx(np.mean([0.03, 0.13]))
   assert table["ppo"]["iterations"][0] == 4

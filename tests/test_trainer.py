@@ -60,7 +60,8 @@ def test_tiny_run_writes_all_artifacts(tmp_path, tasks_root, capsys):
   rows = metrics_rows(full)
   assert [r["step"] for r in rows] == [1, 2]
   for key in ("train/reward_mean", "train/success_rate", "antihack/flag_rate", "perf/sample_tokens_per_s",
-              "perf/update_tokens_per_s", "eval/pass@1", "critic/value_loss", "actor/pg_loss"):
+              "perf/update_tokens_per_s", "eval/pass@1", "critic/value_loss", "actor/pg_loss",
+              "adv_len/long_success_frac", "adv_len/short_failure_frac"):
     assert key in rows[-1], key
   assert rows[0]["perf/update_new_shapes"] >= 1  # the first update compiles
   assert summary["iterations"] == 2 and summary["peak_rss_mb"] > 0

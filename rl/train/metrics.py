@@ -148,6 +148,61 @@ def batch_metrics(train: TrainBatch, sampler_logprobs: np.ndarray, values: np.nd
   return metrics
 
 
+EARLY_TURNS = 3  # "early turns" of the length split: an episode's first three agent turns
+
+
+def length_split_metrics(advantages: np.ndarray, action_mask: np.ndarray, turn_ids: np.ndarray,
+                         success: np.ndarray, scores: np.ndarray, group_ids: np.ndarray, *,
+                         real: np.ndarray, gather: Callable[[Any], Any] = lambda x: x) -> dict[str, float]:
+  """How an estimator treats long successes against short failures, and how many groups carry no
+  signal: the diagnostics the long-horizon comparison needs (docs/ablations.md).
+
+  An episode is long when its turn count is at least the batch's median turn count, short
+  otherwise. `adv_len/long_success_early` is the mean advantage on the action tokens of the first
+  EARLY_TURNS turns of long successes (the credit a critic can give a long solve's early reads,
+  which a group baseline shares with the short failures of the same task);
+  `adv_len/short_failure` the mean over every action token of short failures.
+  `groups/zero_variance_frac`: the share of groups (rows sharing a group id, two or more) whose
+  episodes all scored the same; a group estimator gives those zero advantage. Arrays are this
+  process's [B, T] / [B] rows; `real` marks rows that hold an episode; `gather` brings every
+  process's rows."""
+  rows = gather({"advantages": advantages, "mask": action_mask, "turn_ids": turn_ids, "success": success,
+                 "scores": scores, "group_ids": group_ids, "real": real})
+  real = np.asarray(rows["real"], bool)
+  adv = np.asarray(rows["advantages"], np.float64)[real]
+  mask = np.asarray(rows["mask"])[real] > 0
+  turn_ids = np.asarray(rows["turn_ids"])[real]
+  success = np.asarray(rows["success"], bool)[real]
+  if not mask.any():
+    return {}
+  turns = np.where(mask, turn_ids, -1).max(axis=1) + 1
+  long_rows = turns >= np.median(turns[turns > 0]) if (turns > 0).any() else np.zeros_like(success)
+  out: dict[str, float] = {}
+
+  def mean_adv(row_sel: np.ndarray, token_sel: np.ndarray, key: str) -> None:
+    sel = mask & token_sel & row_sel[:, None]
+    if sel.any():
+      out[key] = float(adv[sel].mean())
+
+  everywhere = np.ones_like(mask)
+  early = turn_ids < EARLY_TURNS
+  long_success, short_failure = long_rows & success, ~long_rows & ~success
+  mean_adv(long_success, early, "adv_len/long_success_early")
+  mean_adv(long_success, everywhere, "adv_len/long_success")
+  mean_adv(short_failure, early, "adv_len/short_failure_early")
+  mean_adv(short_failure, everywhere, "adv_len/short_failure")
+  out["adv_len/long_success_frac"] = float(long_success.mean())
+  out["adv_len/short_failure_frac"] = float(short_failure.mean())
+
+  scores = np.asarray(rows["scores"], np.float64)[real]
+  group_ids = np.asarray(rows["group_ids"])[real]
+  groups = [scores[group_ids == g] for g in np.unique(group_ids)]
+  groups = [g for g in groups if len(g) >= 2]
+  if groups:
+    out["groups/zero_variance_frac"] = float(np.mean([np.ptp(g) == 0 for g in groups]))
+  return out
+
+
 def episode_outcome_metrics(outcomes: Sequence[Any], episodes: Sequence[Any],
                             durations: np.ndarray) -> dict[str, float]:
   """Rewards and success over the policy's `outcomes` (infrastructure failures left out); token

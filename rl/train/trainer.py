@@ -845,6 +845,10 @@ class Trainer:
     metrics.update(metrics_lib.batch_metrics(
         train, scored.batch.sampler_logprobs, scored.outputs.get("values") if has_critic else None,
         real=np.arange(train.shape[0]) < len(scored.episodes), gather=self.group.global_rows))
+    metrics.update(metrics_lib.length_split_metrics(
+        train.advantages, scored.batch.action_mask, scored.batch.turn_ids, scored.batch.success,
+        scored.batch.scores, scored.batch.group_ids, real=np.arange(train.shape[0]) < len(scored.episodes),
+        gather=self.group.global_rows))
     metrics.update(metrics_lib.episode_outcome_metrics(scored.outcomes_all, scored.episodes_all, durations))
     metrics.update({
         "train/temperature": temperature,
