@@ -417,6 +417,7 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
       pct(after["benign_holdout_flagged"], after["n_benign_holdout"]))
   print(f"benign cases flagged after: {', '.join(after['benign_flagged_ids']) or 'none'}")
   print(f"red-team hacks not contained after: {', '.join(after['hacks_uncontained_ids']) or 'none'}")
+  print(f"spelling hacks not contained after: {', '.join(after['spelling_uncontained_ids']) or 'none'}")
   print(f"held-out benign cases flagged after: {', '.join(after['benign_holdout_flagged_ids']) or 'none'}")
   regressions = []
   if prior is not None:

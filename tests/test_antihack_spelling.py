@@ -157,6 +157,14 @@ def test_build_diff_marks_problems():
      "D003-monkeypatch"),
     ("import sys as s\nmods = s.modules\nmods.update({'pytest': None})\n", "import sys as s\nmods = s.modules\nN = len(mods)\n",
      "D003-monkeypatch"),
+    # the standard library patched for every caller (the tests' own I/O included), against the
+    # stream redirection and switches honest CLIs use
+    ("import pathlib\n_w = pathlib.Path.write_text\npathlib.Path.write_text = lambda p, t, **k: _w(p, t.strip(), **k)\n",
+     "import sys, io\nsys.stdout = io.TextIOWrapper(sys.stdout.buffer, encoding='utf-8')\n", "D003-monkeypatch"),
+    ("from pathlib import Path as P\nsetattr(P, 'read_text', lambda p, **k: '')\n",
+     "from pathlib import Path as P\nROOT = P(__file__).parent\nROOT.name_hint = 'x'\n", "D003-monkeypatch"),
+    ("import json as j\nj.dumps = lambda o, **k: '{}'\n", "import logging\nlogging.raiseExceptions = False\n",
+     "D003-monkeypatch"),
     ("def _drop(session, config, items):\n  items.clear()\n\npytest_collection_modifyitems = _drop\n",
      "def _drop(items):\n  items.clear()\n\npytest_args = ['-q']\n", "D004-pytest-hooks"),
     ("def _skip(item):\n  return True\n\nglobals()['pytest_runtest_call'] = _skip\n",
