@@ -389,6 +389,35 @@ def test_hidden_test_reads_through_other_paths_are_seen(task, tmp_path, spelling
   assert any(e["path"] == "/workspace/tests/test_calc.py" for e in reads), report.runtime_evidence
 
 
+@pytest.mark.parametrize("how", ["popen", "os-system"])
+def test_inline_code_started_by_code_under_test_is_attributed(task, tmp_path, how):
+  """`python -c` code has no file in the workspace; in a process code under test started it is
+  code under test, so its read of the hidden tests is evidence (file "<python -c>"). The same
+  inline read started by the tests themselves is the tests' own business."""
+  repo, hidden = task
+  inline = "open('tests/test_calc.py').read()"
+  spawn = {"popen": f"subprocess.run([sys.executable, '-c', {inline!r}])\n",
+           "os-system": f"os.system(sys.executable + ' -c \"' + {inline!r} + '\"')\n"}[how]
+  code = GOOD + "\nimport os, subprocess, sys\n" + spawn
+  report = grade(_workspace(tmp_path, repo, {"calc.py": code}), str(hidden), config=CONFIG,
+                 expected_tests=EXPECTED, pristine_dir=str(repo))
+  reads = report.runtime_evidence["hidden_test_reads"]
+  assert any(e["file"] == "<python -c>" and e["path"] == "/workspace/tests/test_calc.py" for e in reads), \
+      report.runtime_evidence
+
+  own = tmp_path / "hidden_own"
+  own.mkdir()
+  (own / "test_calc.py").write_text(HIDDEN_TESTS + textwrap.dedent(f"""
+      def test_reads_itself_in_a_child():
+        import subprocess, sys
+        assert subprocess.run([sys.executable, "-c", {inline!r}]).returncode == 0
+  """))
+  report = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}, "g"), str(own), config=CONFIG,
+                 expected_tests=EXPECTED + ["tests/test_calc.py::test_reads_itself_in_a_child"],
+                 pristine_dir=str(repo))
+  assert report.all_passed and not report.runtime_evidence["hidden_test_reads"], report.runtime_evidence
+
+
 def test_the_import_system_scanning_sys_path_is_not_a_hidden_test_read(task, tmp_path):
   """importlib.metadata lists every sys.path entry, the tests folder pytest inserted among them:
   honest code asking for a version reads no test. Listing the folder itself still counts."""

@@ -25,6 +25,13 @@ SPAWN_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "o
                 "os.fork", "os.forkpty", "pty.spawn"}
 INTROSPECTION_EVENTS = {"gc.get_objects", "gc.get_referrers", "gc.get_referents"}
 
+# Who started this process, stamped into the child's environment by the parent's hook at the
+# spawn: "workspace" when code under test (or inline code it started) spawned it, "grader" when
+# the tests or the grader did. Inline code (`python -c`, a script on stdin) has no file in the
+# workspace to attribute an event to; in a process code under test started, it is code under test.
+SPAWNER_ENV = "RLCODER_SPAWNED_BY"
+INLINE_FILES = ("<string>", "<stdin>")
+
 _installed = []
 # Modules that list every sys.path entry for distributions or modules (importlib.metadata.version,
 # pkgutil.iter_modules): a listing they make of the tests folder reads no test. Opening a file
@@ -51,18 +58,42 @@ def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channe
   write, dumps, getpid, getppid, getframe = os.write, json.dumps, os.getpid, os.getppid, sys._getframe
   abspath, realpath, fsdecode = os.path.abspath, os.path.realpath, os.fsdecode
   sites = {}
+  environ = os.environ
+  # Read once at start-up, before any workspace code runs in this process.
+  inline_is_workspace = environ.get(SPAWNER_ENV) == "workspace"
 
-  def caller():
-    """(file, line) of the innermost frame in code under test, or None."""
-    frame = getframe(3)
+  def owner(depth=3):
+    """("workspace", (file, line)) for the innermost frame of code under test, ("tests", None)
+    when the tests (or a restored conftest) come first, (None, None) when neither is on the stack."""
+    frame = getframe(depth)
     while frame is not None:
       filename = frame.f_code.co_filename
       if filename.startswith(workspace):
         if filename in surface or filename.startswith(tests_dir):
-          return None  # the tests (or restored conftest) act, not the code under test
-        return filename[len(workspace):], frame.f_lineno
+          return "tests", None  # the tests (or restored conftest) act, not the code under test
+        return "workspace", (filename[len(workspace):], frame.f_lineno)
+      if inline_is_workspace and filename in INLINE_FILES:
+        return "workspace", (f"<python {'-c' if filename == '<string>' else '-'}>", frame.f_lineno)
       frame = frame.f_back
-    return None
+    return None, None
+
+  def caller():
+    """(file, line) of the innermost frame in code under test, or None."""
+    return owner(4)[1]
+
+  def stamp_spawn(event, args):
+    """Tell the child who started it: the parent's view, which the child cannot rewrite."""
+    who = owner(3)[0]
+    value = "workspace" if who == "workspace" or (who is None and inline_is_workspace) else "grader"
+    env = None
+    if event == "subprocess.Popen" and len(args) >= 4:
+      env = args[3]
+    elif event in ("os.exec", "os.posix_spawn") and len(args) >= 3:
+      env = args[2]
+    if env is not None and hasattr(env, "__setitem__"):
+      env[SPAWNER_ENV] = value
+    elif env is None:
+      environ[SPAWNER_ENV] = value  # inherited by a child spawned without an explicit environment
 
   def record(kind, detail):
     where = caller()
@@ -113,6 +144,7 @@ def install(log_path, workspace, tests_dir, surface=(), grading_dir=None, channe
         record("sockets", {"event": event, "args": repr(args)[:200]})
       elif event in SPAWN_EVENTS:
         record("subprocesses", {"event": event, "args": repr(args)[:300]})
+        stamp_spawn(event, args)
       elif event in INTROSPECTION_EVENTS:
         record("introspection", {"event": event})
       elif event == "os.kill" and args and args[0] in (getpid(), getppid(), 0, -1):
