@@ -10,7 +10,7 @@ held-out evaluation on 100 chains of held-out functions and wrapper names. The m
 rl/assets/tiny_base_long (scripts/make_base.py --family long: the default's tiny base after
 120 SFT steps on 135 word-named chains, then 1,000 steps on 470 `step` chains, never this
 experiment's bugs), then 80 SFT steps on this experiment's demonstrations, then PPO: 32 episodes per iteration (each
-training task about once), a critic warmed up for one iteration, GAE over the agent's turns.
+training task about once), a critic warmed up for one iteration, GAE over the agent's turns with a length-adaptive lambda.
 
 Status (docs/ablations.md, "The long-horizon family"): after this SFT the tiny model solves
 28-62% of the first iteration's episodes; first-iteration P90/P10 is 8.0 and 6.1 in tokens
@@ -71,6 +71,13 @@ def get_config(arg=None):
   c.trainer.iterations = 10
   c.optim.mini_batch_size = 8  # 4 Adam steps per epoch
   c.optim.critic_warmup_iterations = 1
+  # Length-adaptive policy lambda (VAPO): 1 - 1/(alpha L), L = the row's action tokens, about
+  # 0.8 for a three-turn give-up and 0.95-0.97 for a long solve. With the default's lam = 0.5
+  # per turn the outcome reaches a turn k turns before the end as 0.5^k, and this family's critic
+  # explains almost none of the return variance (0.00-0.14), so the first turns of a 15-turn
+  # success got no credit at all: mean advantage -0.02 on their first three turns, against +0.14
+  # under Dr.GRPO, in seed 2 of 2026-12-05 (docs/ablations.md).
+  c.algo.adaptive_lam_alpha = 0.05
   c.trainer.train_eval_samples = 1
 
   # A short SFT on this experiment's demonstrations from the long base. The expert gives up in a
