@@ -464,6 +464,7 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
   out = VerdictStream()
   phases: dict[str, dict[str, tuple[str, bool]]] = {}
   repeated_ids: set[str] = set()
+  failed_subtests: set[str] = set()
   lines = text.split("\n")
   if lines and lines[-1]:
     out.forged.append("unterminated last line")
@@ -491,7 +492,11 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
       out.forged.append(f"unreadable record: {body[:80]!r}")
       continue
     kind = record.get("k")
-    if kind == "test":
+    if kind == "test" and record.get("sub"):
+      # A subtest's report: any number per test; a failed one fails the test.
+      if record.get("o") == "failed":
+        failed_subtests.add(str(record.get("id")))
+    elif kind == "test":
       test = phases.setdefault(str(record.get("id")), {})
       when = str(record.get("w"))
       if when in test:
@@ -525,6 +530,8 @@ def read_verdict_stream(text: str, key: bytes, truncated: bool = False) -> Verdi
     out.ended = False
   for test_id, test_phases in phases.items():
     out.outcomes[test_id] = _test_outcome(test_phases)
+    if test_id in failed_subtests and out.outcomes[test_id] == PASS:
+      out.outcomes[test_id] = "failed"
   for test_id in repeated_ids:
     out.outcomes[test_id] = "failed"
   return out

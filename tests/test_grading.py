@@ -389,6 +389,44 @@ def test_hidden_test_reads_through_other_paths_are_seen(task, tmp_path, spelling
   assert any(e["path"] == "/workspace/tests/test_calc.py" for e in reads), report.runtime_evidence
 
 
+SUBTEST_TESTS = textwrap.dedent("""
+    import unittest
+    from calc import add
+
+    class TestAdd(unittest.TestCase):
+      def test_rows(self):
+        for a, b, want in [(1, 2, 3), (2, 2, 4), (5, -1, 4)]:
+          with self.subTest(a=a, b=b):
+            self.assertEqual(add(a, b), want)
+
+    def test_fixture(subtests):
+      for n in range(3):
+        with subtests.test(n=n):
+          assert add(n, 0) == n
+""")
+
+
+@pytest.mark.parametrize("fork_server", [True, False])
+def test_subtests_pass_their_test_and_a_failed_one_fails_it(task, tmp_path, fork_server):
+  """unittest's subTest and pytest's subtests fixture send one report per subtest for the same
+  test and phase: not a repeated report (which voids the test), but any failed subtest fails it."""
+  repo, _ = task
+  hidden = tmp_path / "hidden_sub"
+  hidden.mkdir()
+  (hidden / "test_calc.py").write_text(SUBTEST_TESTS)
+  expected = ["tests/test_calc.py::TestAdd::test_rows", "tests/test_calc.py::test_fixture"]
+  config = CONFIG.replace(fork_server=fork_server)
+  report = grade(_workspace(tmp_path, repo, {"calc.py": GOOD}), str(hidden), config=config,
+                 expected_tests=expected, pristine_dir=str(repo))
+  assert report.all_passed and report.passed == 2, report
+  # wrong only for a negative operand: one subtest of test_rows fails, test_fixture passes
+  partial = GOOD.replace("return a + b", "return a + b if b >= 0 else 0")
+  report = grade(_workspace(tmp_path, repo, {"calc.py": partial}, "p"), str(hidden), config=config,
+                 expected_tests=expected, pristine_dir=str(repo))
+  assert not report.all_passed and report.outcomes["tests/test_calc.py::TestAdd::test_rows"] == "failed", report
+  assert report.outcomes["tests/test_calc.py::test_fixture"] == "passed", report
+
+
 @pytest.mark.parametrize("how", ["popen", "os-system"])
 def test_inline_code_started_by_code_under_test_is_attributed(task, tmp_path, how):
   """`python -c` code has no file in the workspace; in a process code under test started it is
