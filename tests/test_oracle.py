@@ -2,6 +2,7 @@
 tests, the held-out inputs it makes, how it compares, and real checks in the sandbox where
 special-casing, always-equal objects and grading-only behaviour disagree and honest fixes agree."""
 
+import dataclasses
 import random
 import textwrap
 
@@ -301,3 +302,14 @@ def test_a_slow_import_is_not_a_timeout(task, oracle, tmp_path):
   oracle.call_timeout_s = 1.0
   verdict = oracle.check(task, _workspace(tmp_path, "slow-import", slow))
   assert verdict.applicable and not verdict.flagged, verdict.to_dict()
+
+
+def test_a_checked_tree_gets_time_in_proportion_to_the_reference(task, oracle):
+  """Hidden tests that sleep or drive event loops take long on a loaded machine: the checked
+  tree's budget is three times the reference's own time on the plan (plus 10 s), never less
+  than the configured timeout, and the plan on disk keeps that time."""
+  plan = oracle.plan(task)
+  assert plan.reference_s > 0
+  assert oracle_lib.OraclePlan.from_dict(plan.to_dict()).reference_s == plan.reference_s
+  assert oracle.time_budget(dataclasses.replace(plan, reference_s=0.5)) == oracle.timeout_s
+  assert oracle.time_budget(dataclasses.replace(plan, reference_s=40.0)) == pytest.approx(130.0)
