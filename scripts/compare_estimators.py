@@ -32,6 +32,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ablation_table import mean_se  # noqa: E402  # mean and standard error over seeds
+
 LAST_ITERATIONS = 2  # "success, last": the mean over the final iterations
 
 # Per-run scalars: (name, how it is read). Series are kept whole in the record.
@@ -117,11 +120,6 @@ def run_values(record: dict[str, Any]) -> dict[str, float]:
     if values:
       out[key] = float(np.mean(values))
   return out
-
-
-def mean_se(values: Sequence[float]) -> tuple[float, float | None]:
-  x = np.asarray(values, np.float64)
-  return float(x.mean()), (float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else None)
 
 
 def sign_flip_p(diffs: Sequence[float]) -> float:
