@@ -165,7 +165,7 @@ def length_split_metrics(advantages: np.ndarray, action_mask: np.ndarray, turn_i
   `groups/zero_variance_frac`: the share of groups (rows sharing a group id, two or more) whose
   episodes all scored the same; a group estimator gives those zero advantage. Arrays are this
   process's [B, T] / [B] rows; `real` marks rows that hold an episode; `gather` brings every
-  process's rows."""
+  process's rows, so `group_ids` must name the same group alike in every process."""
   rows = gather({"advantages": advantages, "mask": action_mask, "turn_ids": turn_ids, "success": success,
                  "scores": scores, "group_ids": group_ids, "real": real})
   real = np.asarray(rows["real"], bool)

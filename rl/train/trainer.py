@@ -845,9 +845,13 @@ class Trainer:
     metrics.update(metrics_lib.batch_metrics(
         train, scored.batch.sampler_logprobs, scored.outputs.get("values") if has_critic else None,
         real=np.arange(train.shape[0]) < len(scored.episodes), gather=self.group.global_rows))
+    # The episodes' own group ids (the tasks' indices in the iteration), not the batch's: those
+    # are dense per process, so two processes' groups would share an id once gathered.
+    task_group_ids = -1 - np.arange(train.shape[0])
+    task_group_ids[:len(scored.episodes)] = [e.group_id for e in scored.episodes]
     metrics.update(metrics_lib.length_split_metrics(
         train.advantages, scored.batch.action_mask, scored.batch.turn_ids, scored.batch.success,
-        scored.batch.scores, scored.batch.group_ids, real=np.arange(train.shape[0]) < len(scored.episodes),
+        scored.batch.scores, task_group_ids, real=np.arange(train.shape[0]) < len(scored.episodes),
         gather=self.group.global_rows))
     metrics.update(metrics_lib.episode_outcome_metrics(scored.outcomes_all, scored.episodes_all, durations))
     metrics.update({
