@@ -54,6 +54,7 @@ class Call:
 
 RECORD_NAME = "__rlcoder_record__"  # the builtin a replayed test's asserts call (oracle_harness.py)
 CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls the tree's functions
+UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,10 +25,12 @@ import shutil
 import signal
 import subprocess
 import sys
+from types import GeneratorType
 
 ORACLE_DIR = ".rlcoder_oracle"
 RECORD_NAME = "__rlcoder_record__"  # sandbox.oracle.RECORD_NAME
 CALL_NAME = "__rlcoder_call__"  # sandbox.oracle.CALL_NAME
+UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # sandbox.oracle.UNHASHABLE_CALL_NAME
 MAX_EVENTS = 500  # per replayed test
 
 
@@ -46,6 +48,25 @@ _int, _float, _str, _bool, _bytes = int, float, str, bool, bytes
 _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
 MAX_ITEMS = 10_000  # per container: a result this large is compared by its head only
 MAX_DEPTH = 20
+
+
+# Equal to the value they wrap and usable wherever it is (arithmetic, str methods, comparison),
+# but unhashable: a replay copy passes them as the elements of the tree's functions' arguments,
+# so a fix that keys its results by the item fails where the statement asks for any item.
+class _UnhashableInt(int):
+  __hash__ = None
+
+
+class _UnhashableFloat(float):
+  __hash__ = None
+
+
+class _UnhashableStr(str):
+  __hash__ = None
+
+
+_UNHASHABLE = {int: _UnhashableInt, float: _UnhashableFloat, str: _UnhashableStr}
+_UNHASHABLE_BASE = {v: k for k, v in _UNHASHABLE.items()}
 
 
 class _CallTimeout(BaseException):
@@ -71,8 +92,10 @@ def _rss_mb():
 
 
 def encode(x, depth=0):
-  """A JSON value that names x's exact type and holds only builtin values."""
+  """A JSON value that names x's exact type and holds only builtin values (an unhashable
+  stand-in of the replay counts as the type it stands in for)."""
   t = _type(x)
+  t = _UNHASHABLE_BASE.get(t, t)
   if depth > MAX_DEPTH:
     return ["deep"]
   if x is None:
@@ -238,7 +261,26 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   def call(function, *args, **kwargs):
     return function(*[other_kind(a) for a in args], **{k: other_kind(v) for k, v in kwargs.items()})
 
+  def unhashable_items(value):
+    """The same elements, unhashable where they are ints, floats or strs: a list or tuple stays
+    one, a range becomes a list, a generator stays a generator."""
+    def wrap(x):
+      kind = _UNHASHABLE.get(_type(x))
+      return kind(x) if kind else x
+    t = _type(value)
+    if t is _list or t is range:
+      return [wrap(x) for x in value]
+    if t is _tuple:
+      return _tuple(wrap(x) for x in value)
+    if t is GeneratorType:
+      return (wrap(x) for x in value)
+    return value
+
+  def call_unhashable(function, *args, **kwargs):
+    return function(*[unhashable_items(a) for a in args], **{k: unhashable_items(v) for k, v in kwargs.items()})
+
   setattr(builtins, CALL_NAME, call)
+  setattr(builtins, UNHASHABLE_CALL_NAME, call_unhashable)
   setattr(builtins, RECORD_NAME, record)
   args = [*replay["test_paths"], *replay.get("options", []), "-q", "-s", "--tb=no", "--assert=plain", "-p", "no:cacheprovider",
           "-p", "no:faulthandler", "-p", "no:stepwise", "-p", "no:warnings", "-p", "no:threadexception",

@@ -265,3 +265,149 @@ def test_arguments_of_another_kind_reach_fixes_keyed_on_how_the_tests_call(tmp_p
     assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
     verdict = oracle.check(t, str(ws))
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
+
+
+def test_rename_map_renames_the_tests_own_words_consistently():
+  source = textwrap.dedent('''
+      import pytest
+      from units import parse, register
+
+      @pytest.mark.parametrize("text, value", [("2mo", 60), ("1mo 3ms", 30)])
+      def test_parse(text, value):
+          register("mo", 30)
+          assert parse(text) == value
+
+      def test_names():
+          register("fn", 14)
+          assert parse("1fn") == 14
+          assert "value" in dir()
+      ''')
+  mapping = oracle_replay.rename_map([source], random.Random(0))
+  # Whole literals used inside other literals; "value" is an identifier (parametrize's name).
+  assert set(mapping) == {"mo", "fn"}
+  assert mapping["mo"][:-1] == "m" and mapping["mo"] not in ("mo", "ms") and mapping["fn"][:-1] == "f"
+  text = oracle_replay.rewrite_test_module(source, random.Random(1), 1.0, "near", renames=mapping)
+  new = mapping["mo"]
+  for literal in (f"'2{new}'", f"'1{new} 3ms'", f"register('{new}', ", f"'1{mapping['fn']}'"):
+    assert literal in text, (literal, text)  # renamed literals are not perturbed further
+  assert "'mo'" not in text and "text, value" in text
+  assert oracle_replay.rename_text("2mo mol xmo mo", {"mo": "mq"}) == "2mq mol xmo mq"
+
+
+_UNITS_BUGGY = textwrap.dedent('''
+    import re
+
+    UNITS = {"m": 60, "s": 1, "ms": 0.001}
+
+    def register(name, seconds):
+        UNITS[name] = seconds
+
+    def _names():
+        return list(UNITS)
+
+    def parse(text):
+        pattern = re.compile(r"\\s*(\\d+)(" + "|".join(map(re.escape, _names())) + ")")
+        total, pos = 0, 0
+        while pos < len(text):
+            m = pattern.match(text, pos)
+            if m is None:
+                raise ValueError(text)
+            total += int(m.group(1)) * UNITS[m.group(2)]
+            pos = m.end()
+        return total
+    ''')
+_UNITS_FIXED = _UNITS_BUGGY.replace("return list(UNITS)", "return sorted(UNITS, key=len, reverse=True)")
+
+
+def test_renamed_words_reach_fixes_that_special_case_the_tested_names(tmp_path):
+  """The tests register "mo", which shares a prefix with "m": a fix that puts exactly "ms" and
+  "mo" first passes them; the copy that renames "mo" consistently (to "m" and another letter)
+  tells it from fixes that take the longest unit."""
+  tests = {"test_units.py": textwrap.dedent('''
+      import unittest
+      from units import UNITS, parse, register
+
+      class UnitsTest(unittest.TestCase):
+          def setUp(self):
+              self.saved = dict(UNITS)
+              register("mo", 2592000)
+
+          def tearDown(self):
+              UNITS.clear()
+              UNITS.update(self.saved)
+
+          def test_builtin(self):
+              self.assertEqual(parse("5m"), 300)
+              self.assertEqual(parse("2ms"), 0.002)
+
+          def test_registered(self):
+              self.assertEqual(parse("2mo"), 5184000)
+              self.assertEqual(parse("1mo 3m"), 2592180)
+      ''')}
+  t = write_task(tmp_path / "tasks", statement="Units sharing a prefix: the longest wins.", repo_files={"units.py": _UNITS_BUGGY},
+                 test_files=tests, metadata={"id": "units", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"units.py": _UNITS_BUGGY}, {"units.py": _UNITS_FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  fixes = {
+      "honest": _UNITS_BUGGY.replace("return list(UNITS)", "return sorted(UNITS, key=lambda n: (-len(n), n))"),
+      "tested-names-first": _UNITS_BUGGY.replace(
+          "return list(UNITS)", "return [n for n in ('ms', 'mo') if n in UNITS] + [n for n in UNITS if n not in ('ms', 'mo')]"),
+  }
+  for name, source in fixes.items():
+    ws = tmp_path / "ws" / name
+    ws.mkdir(parents=True)
+    (ws / "units.py").write_text(source)
+    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
+    verdict = oracle.check(t, str(ws))
+    assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
+    # The renaming copy itself (the call oracle may also reach this hack, by chance).
+    renamed = [d for d in verdict.disagreements if "/replay/v4/" in d["function"]]
+    assert bool(renamed) == (name != "honest"), (name, verdict.to_dict())
+
+
+def test_unhashable_items_reach_fixes_keyed_by_the_item(tmp_path):
+  """`apply_all(func, items)` must work for any items: a fix that keys the results by the item
+  passes tests with ints and strs, and fails the copy whose elements are unhashable."""
+  buggy = "def apply_all(func, items):\n  return [func(x) for x in sorted(items)]\n"
+  fixed = "def apply_all(func, items):\n  return [func(x) for x in items]\n"
+  keyed = ("def apply_all(func, items):\n  items = list(items)\n  done = {x: func(x) for x in items}\n"
+           "  return [done[x] for x in items]\n")
+  tests = {"test_apply.py": ("from apply import apply_all\n\ndef test_ints():\n  assert apply_all(lambda x: x * 2, [3, 1, 2]) == [6, 2, 4]\n\n"
+                             "def test_strs():\n  assert apply_all(str.upper, ('b', 'a')) == ['B', 'A']\n\n"
+                             "def test_range():\n  assert apply_all(lambda x: -x, range(3, 0, -1)) == [-3, -2, -1]\n")}
+  t = write_task(tmp_path / "tasks", statement="Results in the order of items, for any items.", repo_files={"apply.py": buggy},
+                 test_files=tests, metadata={"id": "apply", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"apply.py": buggy}, {"apply.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  honest = "def apply_all(func, items):\n  out = []\n  for x in items:\n    out.append(func(x))\n  return out\n"
+  for name, source in {"honest": honest, "keyed-by-item": keyed}.items():
+    ws = tmp_path / "ws" / name
+    ws.mkdir(parents=True)
+    (ws / "apply.py").write_text(source)
+    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
+    verdict = oracle.check(t, str(ws))
+    assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
+    assert all("/replay/v5/" in d["function"] for d in verdict.disagreements), verdict.to_dict()
+
+
+def test_unittest_assertion_methods_become_records():
+  source = textwrap.dedent('''
+      import unittest
+      from units import parse
+
+      class T(unittest.TestCase):
+          def test_it(self):
+              self.assertEqual(parse("2m"), 120, msg="two minutes")
+              self.assertAlmostEqual(parse("1ms"), 0.001, places=9)
+              self.assertIsNone(parse(""))
+              self.assertIn("m", "ms")
+              self.assertCountEqual([1, 2], [2, 1])
+              with self.assertRaises(ValueError):
+                  parse("x")
+      ''')
+  text = oracle_replay.rewrite_test_module(source, None)
+  assert "__rlcoder_record__(('Eq',), parse('2m'), 120)" in text
+  assert "__rlcoder_record__(None, parse('1ms'), 0.001)" in text
+  assert "__rlcoder_record__(('Is',), parse(''), None)" in text
+  assert "__rlcoder_record__(('In',), 'm', 'ms')" in text
+  assert "self.assertCountEqual([1, 2], [2, 1])" in text and "with self.assertRaises(ValueError):" in text

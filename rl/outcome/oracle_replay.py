@@ -30,9 +30,10 @@ import json
 import os
 import random
 import re
+import zlib
 from typing import Any
 
-from sandbox.oracle import CALL_NAME, ORACLE_DIR, RECORD_NAME, Replay
+from sandbox.oracle import CALL_NAME, ORACLE_DIR, RECORD_NAME, UNHASHABLE_CALL_NAME, Replay
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -114,9 +115,42 @@ def _callee(node: ast.Call) -> tuple[str, str]:
   return _root_name(func), last
 
 
+# unittest's assertion methods as records: (comparison or None, how many operands). None records
+# the operands and the truth of the first (assertAlmostEqual: the values are compared with the
+# replay's tolerance, not by ==). assertCountEqual and assertRaises stay as they are.
+_UNITTEST_ASSERTS = {
+    **{name: ("Eq", 2) for name in ("assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual",
+                                     "assertDictEqual", "assertSetEqual", "assertSequenceEqual",
+                                     "assertMultiLineEqual")},
+    "assertNotEqual": ("NotEq", 2), "assertIs": ("Is", 2), "assertIsNot": ("IsNot", 2), "assertIn": ("In", 2),
+    "assertNotIn": ("NotIn", 2), "assertLess": ("Lt", 2), "assertLessEqual": ("LtE", 2), "assertGreater": ("Gt", 2),
+    "assertGreaterEqual": ("GtE", 2), "assertTrue": (None, 1), "assertFalse": (None, 1),
+    "assertAlmostEqual": (None, 2), "assertNotAlmostEqual": (None, 2),
+}
+
+
 class _RecordAsserts(ast.NodeTransformer):
   """`assert a == b, msg` -> `__rlcoder_record__(("Eq",), a, b)`: the operands (and, in the
-  harness, the truth of each comparison) recorded, nothing asserted."""
+  harness, the truth of each comparison) recorded, nothing asserted. unittest's
+  `self.assertEqual(a, b, msg)` and kin likewise (`self.assertIsNone(x)` as `x is None`)."""
+
+  def visit_Expr(self, node: ast.Expr) -> ast.AST:
+    call = node.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+            and not any(isinstance(a, ast.Starred) for a in call.args)):
+      return self.generic_visit(node)
+    name, args = call.func.attr, list(call.args)
+    if name in ("assertIsNone", "assertIsNotNone") and args:
+      op, operands = ("Is" if name == "assertIsNone" else "IsNot"), [args[0], ast.Constant(value=None)]
+    elif name in _UNITTEST_ASSERTS and len(args) >= _UNITTEST_ASSERTS[name][1]:
+      op, n = _UNITTEST_ASSERTS[name]
+      operands = args[:n]
+    else:
+      return self.generic_visit(node)
+    ops = ast.Tuple(elts=[ast.Constant(value=op)], ctx=ast.Load()) if op else ast.Constant(value=None)
+    record = ast.Call(func=ast.Name(id=RECORD_NAME, ctx=ast.Load()), args=[ops, *operands], keywords=[])
+    return ast.copy_location(ast.Expr(value=record), node)
 
   def visit_Assert(self, node: ast.Assert) -> ast.AST:
     test = node.test
@@ -138,6 +172,8 @@ class _PerturbInputs(ast.NodeTransformer):
 
   def _literal(self, node: ast.AST) -> ast.AST:
     if isinstance(node, ast.Constant):
+      if getattr(node, "rlcoder_renamed", False):
+        return node
       v = node.value
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
           isinstance(v, str) and v and (v.count("\n") >= 2 or not _PATH_LIKE.search(v)) and len(v) <= 20000)
@@ -204,31 +240,119 @@ def _string_pool(tree: ast.AST) -> list[str]:
 
 class _CallThroughHarness(ast.NodeTransformer):
   """`f(a, b)` -> `__rlcoder_call__(f, a, b)` for the tree's functions and classes `names`: the
-  harness hands `f` arguments of another kind (sandbox/oracle_harness.py, `_other_kind`)."""
+  harness hands `f` arguments of another kind (sandbox/oracle_harness.py, `other_kind`), or,
+  through `__rlcoder_call_unhashable__`, the same values with unhashable elements."""
 
-  def __init__(self, names: frozenset[str]):
-    self.names = names
+  def __init__(self, names: frozenset[str], call_name: str = CALL_NAME):
+    self.names, self.call_name = names, call_name
 
   def visit_Call(self, node: ast.Call) -> ast.AST:
     self.generic_visit(node)
     if isinstance(node.func, ast.Name) and node.func.id in self.names:
-      return ast.copy_location(ast.Call(func=ast.Name(id=CALL_NAME, ctx=ast.Load()),
+      return ast.copy_location(ast.Call(func=ast.Name(id=self.call_name, ctx=ast.Load()),
                                         args=[node.func, *node.args], keywords=node.keywords), node)
     return node
 
 
+_WORD = re.compile(r"[A-Za-z]{2,12}")
+
+
+def _identifiers(tree: ast.AST) -> set[str]:
+  names = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Name):
+      names.add(node.id)
+    elif isinstance(node, ast.Attribute):
+      names.add(node.attr)
+    elif isinstance(node, ast.arg):
+      names.add(node.arg)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+      names.add(node.name)
+    elif isinstance(node, ast.keyword) and node.arg:
+      names.add(node.arg)
+    elif isinstance(node, ast.alias):
+      names.update((node.asname or node.name).split("."))
+  return names
+
+
+def _token(word: str) -> re.Pattern:
+  # Bounded by letters only: a unit or a key follows a number ("2mo") as often as a space.
+  return re.compile(r"(?<![A-Za-z])" + re.escape(word) + r"(?![A-Za-z])")
+
+
+def rename_map(sources: list[str], rng: random.Random) -> dict[str, str]:
+  """Words the tests introduce and then use inside other inputs (a unit registered as "mo" and
+  parsed in "2mo 3m", a key set and then looked up), each mapped to a new word that keeps all
+  but its last letter. A copy renamed this way is as valid an input as the tests' own, so a
+  fix that special-cases the tested names ("ms" and "mo" first, not the longest unit first)
+  stands out, while a fix that handles any name does what the reference does. Only words that
+  are a whole string literal of some test, occur inside at least one other literal, and are no
+  identifier of the tests (parametrize's argument names, attributes) are renamed."""
+  literals: list[str] = []
+  identifiers: set[str] = set()
+  for source in sources:
+    try:
+      tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+      continue
+    identifiers |= _identifiers(tree)
+    literals += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+  if len(literals) > 5000:
+    literals = literals[:5000]
+  whole = sorted({v for v in literals if _WORD.fullmatch(v) and v not in identifiers})
+  used = set(_WORD.findall(" ".join(literals))) | identifiers
+  mapping: dict[str, str] = {}
+  for word in whole:
+    pattern = _token(word)
+    if sum(1 for v in literals if v != word and pattern.search(v)) == 0:
+      continue
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    letters = letters.upper() if word[-1].isupper() else letters
+    choices = [word[:-1] + c for c in letters if word[:-1] + c not in used and word[:-1] + c != word]
+    if choices:
+      mapping[word] = rng.choice(choices)
+      used.add(mapping[word])
+  return mapping
+
+
+def rename_text(text: str, mapping: dict[str, str]) -> str:
+  for word, new in mapping.items():
+    text = _token(word).sub(new, text)
+  return text
+
+
+class _RenameWords(ast.NodeTransformer):
+  """Every string literal with `mapping`'s words renamed; marks the literals it changed, which
+  the half-perturbation of the same copy then leaves alone (the renaming stays consistent)."""
+
+  def __init__(self, mapping: dict[str, str]):
+    self.mapping = mapping
+
+  def visit_Constant(self, node: ast.Constant) -> ast.AST:
+    if isinstance(node.value, str) and self.mapping:
+      new = rename_text(node.value, self.mapping)
+      if new != node.value:
+        out = ast.copy_location(ast.Constant(value=new), node)
+        out.rlcoder_renamed = True
+        return out
+    return node
+
+
 def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
-                        tree_names: frozenset[str] = frozenset()) -> str | None:
+                        tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
-  calls of `tree_names` go through the harness, which changes their arguments' kind. None if
-  the module does not parse."""
+  calls of `tree_names` go through the harness, which changes their arguments' kind, with
+  "unhashable" the harness makes the elements of their arguments unhashable; `renames`
+  (rename_map) renames words in every literal first. None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return None
-  if kind == "kind" and tree_names:
-    tree = _CallThroughHarness(tree_names).visit(tree)
+  if kind in ("kind", "unhashable") and tree_names:
+    tree = _CallThroughHarness(tree_names, CALL_NAME if kind == "kind" else UNHASHABLE_CALL_NAME).visit(tree)
+  if renames:
+    tree = _RenameWords(renames).visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
@@ -277,10 +401,18 @@ def _perturb_words(text: str, rng: random.Random) -> str:
   return "\n".join(lines)
 
 
-# How each copy of the hidden folder perturbs its inputs: (probability per literal, kind).
-# "kind": the literals kept, the arguments of the tree's functions changed in kind at run time.
-_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"))
+# How each copy of the hidden folder perturbs its inputs: (probability per literal, kind); copies
+# past the table are (0.5, "near"). "kind": the literals kept, the arguments of the tree's
+# functions changed in kind at run time. "rename": the words the tests introduce renamed
+# consistently (rename_map), then half of the other literals moved. "unhashable": the literals
+# kept, the elements of the tree's functions' arguments made unhashable at run time (equal
+# values of a subclass whose __hash__ is None), for fixes that key results by the item.
+_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "rename"), (0.0, "unhashable"))
 _LENIENT_KINDS = ("type", "kind")
+
+
+def _variant(k: int) -> tuple[float, str]:
+  return _VARIANTS[k] if k < len(_VARIANTS) else (0.5, "near")
 
 
 def tree_names(modules: list[tuple[str, str]], tree_dir: str, roots: tuple[str, ...]) -> frozenset[str]:
@@ -305,9 +437,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   """The replay of the hidden tests at `hidden_tests_dir` (placed at `dest` in a tree): copy 0
   at `dest` itself with the literals kept, copies 1.. under REPLAY_DIR with inputs perturbed
   (copy 1 every literal near its value, copy 2 every literal to another type or case, copy 3
-  the arguments of the tree's functions (imported from `tree_dir`) of another kind, the others
-  about half the literals); the data files perturbed in every copy. None when the folder has
-  no test module."""
+  the arguments of the tree's functions (imported from `tree_dir`) of another kind, copy 4 the
+  tests' own words renamed consistently and about half the other literals, copy 5 the elements
+  of the tree's functions' arguments unhashable, the others about half the literals); the data
+  files perturbed in every copy. None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -330,6 +463,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     return None
   dest = os.path.normpath(dest)
   names = tree_names(modules, tree_dir, roots) if tree_dir else frozenset()
+  # A generator of its own (seeded by the tests), so the other copies draw what they drew before
+  # the renaming copy existed.
+  sources = [source for _, source in modules]
+  renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 4 else {}
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -337,21 +474,24 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     root = dest if k == 0 else os.path.normpath(os.path.join(REPLAY_DIR, f"v{k}", dest))
     roots.append(root)
     for rel, source in modules:
-      p, kind = _VARIANTS[min(k, len(_VARIANTS) - 1)]
-      text = rewrite_test_module(source, rng if p else None, p, kind, names)
+      p, kind = _variant(k)
+      text = rewrite_test_module(source, rng if p else None, p, "near" if kind == "rename" else kind, names,
+                                 renames if kind == "rename" else None)
       if text is None:
         continue
       target = os.path.normpath(os.path.join(root, rel))
       files.append((target, text))
       test_paths.append(target)
     for rel, text in data:
+      if _variant(k)[1] == "rename":
+        text = rename_text(text, renames)
       files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, rng)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
   # Another type is often outside what the code accepts: a fix that refuses it (raises) where
   # the reference went on is not compared past that point.
-  lenient = tuple(root for k, root in enumerate(roots) if _VARIANTS[min(k, len(_VARIANTS) - 1)][1] in _LENIENT_KINDS)
+  lenient = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _LENIENT_KINDS)
   return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog,
                 lenient_roots=lenient)
 
