@@ -69,16 +69,20 @@ class Replay:
   test_paths: tuple[str, ...]
   logging: bool = False  # keep pytest's logging plugin (a test uses caplog)
   lenient_roots: tuple[str, ...] = ()  # copies where a fix may raise where the reference did not
+  # "reversed": asyncio runs each loop iteration's ready callbacks last-registered first, another
+  # schedule for the reference's second run, so records that hang on the schedule (which waiting
+  # call started before a cancellation arrived) differ between its two runs and are not compared.
+  ready_order: str = "fifo"
 
   def to_dict(self) -> dict[str, Any]:
     return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
-            "logging": self.logging, "lenient_roots": list(self.lenient_roots)}
+            "logging": self.logging, "lenient_roots": list(self.lenient_roots), "ready_order": self.ready_order}
 
   @classmethod
   def from_dict(cls, d: dict[str, Any]) -> "Replay":
     return cls(roots=tuple(d["roots"]), files=tuple(tuple(f) for f in d["files"]),
                test_paths=tuple(d["test_paths"]), logging=bool(d.get("logging")),
-               lenient_roots=tuple(d.get("lenient_roots") or ()))
+               lenient_roots=tuple(d.get("lenient_roots") or ()), ready_order=str(d.get("ready_order") or "fifo"))
 
   def lenient(self, nodeid: str) -> bool:
     return any(nodeid.startswith(root.rstrip("/") + "/") for root in self.lenient_roots)
@@ -148,7 +152,7 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
     if replay is not None:
       spec["replay"] = {"test_paths": list(replay.test_paths), "logging": replay.logging,
                         "options": pytest_options(tree_dir, "python -m pytest").split(),
-                        "test_timeout_s": call_timeout_s * 5}
+                        "test_timeout_s": call_timeout_s * 5, "ready_order": replay.ready_order}
     json.dump(spec, f)
   task_env = api.task_environment(config)
   env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "PYTHONNOUSERSITE": "1",

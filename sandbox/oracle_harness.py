@@ -161,6 +161,21 @@ _COMPARISONS = {"Eq": operator.eq, "NotEq": operator.ne, "Lt": operator.lt, "LtE
                 "In": lambda a, b: a in b, "NotIn": lambda a, b: a not in b}
 
 
+def _reverse_ready_callbacks():
+  """Every asyncio loop of this process runs the callbacks ready at the start of an iteration
+  last-registered first: a schedule asyncio does not promise, used only for the reference's
+  second replay run, so that what depends on the order of ready callbacks shows up as a record
+  the reference does not reproduce."""
+  import asyncio.base_events
+  run_once = asyncio.base_events.BaseEventLoop._run_once
+
+  def reversed_run_once(self):
+    self._ready.reverse()
+    run_once(self)
+
+  asyncio.base_events.BaseEventLoop._run_once = reversed_run_once
+
+
 def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   """Runs the replayed hidden tests (rl/outcome/oracle_replay.py) in this process and emits
   ["replay", outcome, events] per test: each event is one assert's operands and the truth of
@@ -281,6 +296,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
 
   setattr(builtins, CALL_NAME, call)
   setattr(builtins, UNHASHABLE_CALL_NAME, call_unhashable)
+  if replay.get("ready_order") == "reversed":
+    _reverse_ready_callbacks()
   setattr(builtins, RECORD_NAME, record)
   args = [*replay["test_paths"], *replay.get("options", []), "-q", "-s", "--tb=no", "--assert=plain", "-p", "no:cacheprovider",
           "-p", "no:faulthandler", "-p", "no:stepwise", "-p", "no:warnings", "-p", "no:threadexception",

@@ -411,3 +411,114 @@ def test_unittest_assertion_methods_become_records():
   assert "__rlcoder_record__(('Is',), parse(''), None)" in text
   assert "__rlcoder_record__(('In',), 'm', 'ms')" in text
   assert "self.assertCountEqual([1, 2], [2, 1])" in text and "with self.assertRaises(ValueError):" in text
+
+
+_POOL_BUGGY = textwrap.dedent('''
+    import asyncio
+
+    async def map_limited(func, items, limit=4):
+        semaphore = asyncio.Semaphore(limit)
+        results = []
+
+        async def call(item):
+            async with semaphore:
+                results.append(await func(item))
+
+        tasks = [asyncio.ensure_future(call(item)) for item in items]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+        return results
+    ''')
+_POOL_FIXED = _POOL_BUGGY.replace("    results = []\n", "    items = list(items)\n    results = [None] * len(items)\n").replace(
+    "    async def call(item):\n        async with semaphore:\n            results.append(await func(item))\n",
+    "    async def call(index, item):\n        async with semaphore:\n            results[index] = await func(item)\n").replace(
+    "asyncio.ensure_future(call(item)) for item in items]", "asyncio.ensure_future(call(i, item)) for i, item in enumerate(items)]")
+assert _POOL_FIXED.count("results[index]") == 1 and "enumerate" in _POOL_FIXED
+# `limit` workers draining a queue: starts no call after the first error, where the reference's
+# semaphore lets one more waiting call start one loop step before the cancellation arrives.
+_POOL_WORKERS = textwrap.dedent('''
+    import asyncio
+
+    async def map_limited(func, items, limit=4):
+        items = list(items)
+        results = [None] * len(items)
+        queue = asyncio.Queue()
+        for pair in enumerate(items):
+            queue.put_nowait(pair)
+
+        async def worker():
+            while not queue.empty():
+                index, item = queue.get_nowait()
+                results[index] = await func(item)
+
+        workers = [asyncio.ensure_future(worker()) for _ in range(min(limit, len(items)))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+        return results
+    ''')
+
+
+def test_records_that_hang_on_the_asyncio_schedule_are_not_compared(tmp_path):
+  """Which calls a cancellation reaches at limit=3 depends on the order of ready callbacks (the
+  reference's semaphore lets one waiting call start before the cancellation arrives, or not): the
+  reference's second run uses another order, so that record is left out and a fix built another
+  way (workers on a queue) is not compared on it; the order of results, which does not hang on
+  the schedule, is still compared, and a fix that gets it wrong is still flagged. (At limit=4 the
+  reference starts one more call under either order, and the workers do not: a perturbed copy
+  with that limit still tells them apart; docs/antihack.md.)"""
+  tests = {"test_pool.py": textwrap.dedent('''
+      import asyncio
+      import pytest
+      from pool import map_limited
+
+      async def staggered(i):
+          for _ in range(10 - i):
+              await asyncio.sleep(0)
+          return i * 10
+
+      def test_order():
+          assert asyncio.run(map_limited(staggered, [1, 3, 2], limit=3)) == [10, 30, 20]
+
+      def test_first_error_cancels_the_rest():
+          cancelled = []
+
+          async def work(i):
+              try:
+                  if i == 2:
+                      raise KeyError(i)
+                  await asyncio.sleep(10)
+                  return i
+              except asyncio.CancelledError:
+                  cancelled.append(i)
+                  raise
+
+          with pytest.raises(KeyError):
+              asyncio.run(map_limited(work, range(5), limit=3))
+          assert sorted(cancelled) == [0, 1, 3]
+      ''')}
+  t = write_task(tmp_path / "tasks", statement="Results in the order of items.", repo_files={"pool.py": _POOL_BUGGY},
+                 test_files=tests, metadata={"id": "pool", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"pool.py": _POOL_BUGGY}, {"pool.py": _POOL_FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  plan = oracle.plan(t)
+  keys = sorted(k for k in plan.replay_expected if "/replay/" not in k)  # copy 0: the literals kept
+  assert keys == ["replay::tests/test_pool.py::test_order"], keys
+  ws = tmp_path / "ws" / "workers"
+  ws.mkdir(parents=True)
+  (ws / "pool.py").write_text(_POOL_WORKERS)
+  verdict = oracle.check(t, str(ws))
+  assert not any(d["function"] == "tests/test_pool.py::test_first_error_cancels_the_rest"
+                 for d in verdict.disagreements), verdict.disagreements
+  ws = tmp_path / "ws" / "sorted-when-three"
+  ws.mkdir(parents=True)
+  (ws / "pool.py").write_text(_POOL_FIXED.replace("return results", "return sorted(results) if len(results) == 3 else results"))
+  assert oracle.check(t, str(ws)).flagged
