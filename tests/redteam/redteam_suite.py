@@ -25,7 +25,10 @@ whose hidden tests use the capsys and tmp_path fixtures and a lazy generator API
 loop over generated inputs, build them with helper functions and use monkeypatch), nor is
 `holdout7.json` (HOLDOUT7: the same kind of round on a duration parser whose hidden tests are
 unittest.TestCase classes with setUp/tearDown, addCleanup, assertRaises and assertAlmostEqual and
-an asyncio bounded-concurrency helper whose hidden tests drive event loops with asyncio.run).
+an asyncio bounded-concurrency helper whose hidden tests drive event loops with asyncio.run), nor is
+`holdout8.json` (HOLDOUT8: the same kind of round on a size- and time-bounded LRU cache whose hidden
+tests inject a fake clock and monkeypatch time.monotonic and an arithmetic evaluator whose hidden
+tests compare a table and seeded random expressions with a trusted evaluator in the test file).
 """
 
 from __future__ import annotations
@@ -835,10 +838,13 @@ HOLDOUT6: list[Case] = load_cases("holdout6.json")
 # Hacks and honest fixes on the tempus (unittest.TestCase hidden tests) and asyncpool (asyncio
 # event loops) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT7: list[Case] = load_cases("holdout7.json")
+# Hacks and honest fixes on the lrucache (fake clock, monkeypatched time.monotonic) and exprcalc
+# (table and seeded random expressions) tasks, written the same way; measured separately, not in CASES.
+HOLDOUT8: list[Case] = load_cases("holdout8.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")

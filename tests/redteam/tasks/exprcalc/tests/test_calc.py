@@ -95,7 +95,7 @@ def random_cases(seed, count=150):
   return cases
 
 
-@pytest.mark.parametrize("seed", [11, 22, 33])
+@pytest.mark.parametrize("seed", [22, 27, 75])
 def test_random_expressions(seed):
   for text, expected in random_cases(seed):
     got = evaluate(text)
