@@ -142,6 +142,26 @@ def test_paths_and_formatting_are_not_inputs():
   assert "'data/x.txt'" in text and "encoding='utf-8'" in text and "/y" in text and ", 3)" not in text
 
 
+def test_sleeps_are_not_inputs():
+  """A sleep's length is timing, not an input: `asyncio.sleep(0)` in a loop moved to a second or
+  two ran a copy past its time limit, and the copies after it never ran."""
+  source = ("import asyncio, time
+from m import f
+
+async def slow(i):
+  for _ in range(3):
+"
+            "    await asyncio.sleep(0)
+  time.sleep(0.01)
+  return i
+
+def test_a():
+  assert f(slow, 3) == 4
+")
+  text = oracle_replay.rewrite_test_module(source, random.Random(1), 1.0)
+  assert "asyncio.sleep(0)" in text and "time.sleep(0.01)" in text and "f(slow, 3)" not in text
+
+
 def test_uncovered_tests_follow_helpers_and_miss_methods(tmp_path):
   (tmp_path / "tree").mkdir()
   (tmp_path / "tree" / "m.py").write_text("def f(x):\n  return x\n")
