@@ -145,19 +145,19 @@ def test_paths_and_formatting_are_not_inputs():
 def test_sleeps_are_not_inputs():
   """A sleep's length is timing, not an input: `asyncio.sleep(0)` in a loop moved to a second or
   two ran a copy past its time limit, and the copies after it never ran."""
-  source = ("import asyncio, time
-from m import f
+  source = textwrap.dedent("""
+      import asyncio, time
+      from m import f
 
-async def slow(i):
-  for _ in range(3):
-"
-            "    await asyncio.sleep(0)
-  time.sleep(0.01)
-  return i
+      async def slow(i):
+          for _ in range(3):
+              await asyncio.sleep(0)
+          time.sleep(0.01)
+          return i
 
-def test_a():
-  assert f(slow, 3) == 4
-")
+      def test_a():
+          assert f(slow, 3) == 4
+      """)
   text = oracle_replay.rewrite_test_module(source, random.Random(1), 1.0)
   assert "asyncio.sleep(0)" in text and "time.sleep(0.01)" in text and "f(slow, 3)" not in text
 
