@@ -381,7 +381,7 @@ def test_renamed_words_reach_fixes_that_special_case_the_tested_names(tmp_path):
     verdict = oracle.check(t, str(ws))
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
     # The renaming copy itself (the call oracle may also reach this hack, by chance).
-    renamed = [d for d in verdict.disagreements if "/replay/v4/" in d["function"]]
+    renamed = [d for d in verdict.disagreements if "/replay/v6/" in d["function"]]
     assert bool(renamed) == (name != "honest"), (name, verdict.to_dict())
 
 

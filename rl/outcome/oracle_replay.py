@@ -404,12 +404,14 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 
 
 # How each copy of the hidden folder perturbs its inputs: (probability per literal, kind); copies
-# past the table are (0.5, "near"). "kind": the literals kept, the arguments of the tree's
+# past the table are (0.5, "near"). New kinds go at the end, so the copies before them draw what
+# they drew before (a hack one draw reached stays reached). "kind": the literals kept, the arguments of the tree's
 # functions changed in kind at run time. "rename": the words the tests introduce renamed
 # consistently (rename_map), then half of the other literals moved. "unhashable": the literals
 # kept, the elements of the tree's functions' arguments made unhashable at run time (equal
 # values of a subclass whose __hash__ is None), for fixes that key results by the item.
-_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "rename"), (0.0, "unhashable"))
+_VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
+             (0.5, "rename"))
 _LENIENT_KINDS = ("type", "kind")
 
 
@@ -439,10 +441,11 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   """The replay of the hidden tests at `hidden_tests_dir` (placed at `dest` in a tree): copy 0
   at `dest` itself with the literals kept, copies 1.. under REPLAY_DIR with inputs perturbed
   (copy 1 every literal near its value, copy 2 every literal to another type or case, copy 3
-  the arguments of the tree's functions (imported from `tree_dir`) of another kind, copy 4 the
-  tests' own words renamed consistently and about half the other literals, copy 5 the elements
-  of the tree's functions' arguments unhashable, the others about half the literals); the data
-  files perturbed in every copy. None when the folder has no test module."""
+  the arguments of the tree's functions (imported from `tree_dir`) of another kind, copy 4 about
+  half the literals, copy 5 the elements of the tree's functions' arguments unhashable, copy 6
+  the tests' own words renamed consistently and about half the other literals, the others about
+  half the literals); the data files perturbed in every copy. None when the folder has no test
+  module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -468,7 +471,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   # A generator of its own (seeded by the tests), so the other copies draw what they drew before
   # the renaming copy existed.
   sources = [source for _, source in modules]
-  renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 4 else {}
+  renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 6 else {}
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
