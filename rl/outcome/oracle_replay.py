@@ -259,19 +259,13 @@ class _CallThroughHarness(ast.NodeTransformer):
 _WORD = re.compile(r"[A-Za-z]{2,12}")
 
 
-def _identifiers(tree: ast.AST) -> set[str]:
-  names = set()
+def _identifiers(source: str, tree: ast.AST) -> set[str]:
+  """rl.tasks.synthetic.rename.all_names, plus async definitions and import aliases."""
+  from rl.tasks.synthetic.rename import all_names  # pylint: disable=import-outside-toplevel
+  names = all_names(source)
   for node in ast.walk(tree):
-    if isinstance(node, ast.Name):
-      names.add(node.id)
-    elif isinstance(node, ast.Attribute):
-      names.add(node.attr)
-    elif isinstance(node, ast.arg):
-      names.add(node.arg)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if isinstance(node, ast.AsyncFunctionDef):
       names.add(node.name)
-    elif isinstance(node, ast.keyword) and node.arg:
-      names.add(node.arg)
     elif isinstance(node, ast.alias):
       names.update((node.asname or node.name).split("."))
   return names
@@ -297,7 +291,7 @@ def rename_map(sources: list[str], rng: random.Random) -> dict[str, str]:
       tree = ast.parse(source)
     except (SyntaxError, ValueError):
       continue
-    identifiers |= _identifiers(tree)
+    identifiers |= _identifiers(source, tree)
     literals += [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
   if len(literals) > 5000:
     literals = literals[:5000]

@@ -1,16 +1,30 @@
 """What the held-out round tests (tests/test_redteam_holdout*.py) and bench_antihack share: a
-task's sandbox settings, the files its reference fix may change, a real grading, and pytest on a
-hack's raw workspace (the hack working when nothing defends)."""
+task's sandbox settings, the files its reference fix may change, a real grading, pytest on a
+hack's raw workspace (the hack working when nothing defends) and a round's probe of inputs the
+hidden tests never use, run in a plain interpreter."""
 
 from __future__ import annotations
 
 import functools
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from typing import Any
 
 import redteam_suite
+
+
+def run_probe(code: str, expected: str, workspace: str) -> tuple[bool, str]:
+  """(whether `code`, run by a plain interpreter in `workspace` with no PYTEST_* variables and no
+  faulthandler, prints exactly `expected`; what it printed and its errors)."""
+  env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST") and k != "PYTHONFAULTHANDLER"}
+  env["TMPDIR"] = os.path.join(workspace, ".probe-tmp")
+  os.makedirs(env["TMPDIR"], exist_ok=True)
+  r = subprocess.run([sys.executable, "-c", code], cwd=workspace, env=env, capture_output=True, text=True,
+                     timeout=60, check=False)
+  return r.stdout == expected, r.stdout + r.stderr
 
 
 @functools.cache
