@@ -26,6 +26,7 @@ it never imports them or the tree.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import random
@@ -66,6 +67,10 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   case (a fix that checked funds only for int amounts, or folded case only for long texts, was
   right on every input the tests and the call oracle tried)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
+  if kind in ("fraction", "sequence"):
+    return _fraction(value, rng)
+  if kind == "keys":  # and the numbers moved by other fractions than the "sequence" copy's
+    return _as_key_tuple(value) if isinstance(value, str) else _fraction(value, rng)
   if isinstance(value, str) and value.count("\n") >= 2:
     # A multi-line literal is a document (a log, a CSV, a config): its lines moved, dropped or
     # repeated, as a data file's are, rather than its characters shuffled.
@@ -76,6 +81,37 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
     if isinstance(value, str) and any(c.isalpha() for c in value):
       return _change_case(value, rng)
   return _perturb(value, pool, rng)
+
+
+_KEY_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,15}")
+_INT_TOKEN = re.compile(r"(?<![\d.])\d+(?![\d.])")
+
+
+def _fraction(value: Any, rng: random.Random) -> Any:
+  """An int moved by a fraction drawn from (0.1, 0.9), sign kept; in a string without letters
+  (an expression, a duration such as "2 ** 3 ** 2") one integer token gets a decimal part.
+  "type"'s x.5 moves every number alike, so in one test a clock at 100.5 plus a ttl of 5.5 and
+  steps of 9.5 lined up where whole numbers did: a fix that compared whole seconds, or folded
+  `**` from the right only when every operand was an int, agreed with the reference."""
+  if isinstance(value, int) and not isinstance(value, bool):
+    step = rng.randint(1, 9) / 10
+    return value + step if value >= 0 else value - step
+  if isinstance(value, str) and not any(c.isalpha() for c in value):
+    tokens = list(_INT_TOKEN.finditer(value))
+    if tokens:
+      m = rng.choice(tokens)
+      return value[:m.end()] + f".{rng.randint(1, 9)}" + value[m.end():]
+  return value
+
+
+def _as_key_tuple(value: Any) -> Any:
+  """A word (a whole literal of 2-12 letters: a key, a name) as the pair (word, len(word)): the
+  same word maps to the same pair everywhere in the copy, so code that stores and looks up
+  what it is handed (a cache, a registry, a mapping) does what it did, while a fix that is
+  right only for str keys (or one-element tuples, a one-argument memoize's) is not."""
+  if isinstance(value, str) and _KEY_WORD.fullmatch(value):
+    return (value, len(value))
+  return value
 
 
 def _perturb_lines(text: str, rng: random.Random) -> str:
@@ -235,6 +271,57 @@ class _PerturbInputs(ast.NodeTransformer):
     return node
 
 
+class _RepeatCalls(ast.NodeTransformer):
+  """In each test function (and each block inside one), a run of two or more consecutive call
+  statements (`cache.get("b"); cache.get("a")`) is followed by the same calls in reverse order
+  (`cache.get("a"); cache.get("b")`): another sequence of the same calls, in which each is made
+  again after the others. A fix that is right only for the sequences the tests make (a key
+  refreshed on its first read only, a counter of calls) differs from the reference there (the
+  run repeated in its own order left such a fix's order as it was). Calls of the test plumbing
+  (_SKIP_RECEIVERS, print, sleeps, self.*) are not repeated."""
+
+  def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    if node.name.startswith("test"):
+      self._blocks(node)
+    return node
+
+  visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+  def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+    self.generic_visit(node)
+    return node
+
+  def _repeatable(self, stmt: ast.stmt) -> bool:
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await))):
+      return False
+    call = stmt.value.value if isinstance(stmt.value, ast.Await) else stmt.value
+    if not isinstance(call, ast.Call):
+      return False
+    root, last = _callee(call)
+    return root not in _SKIP_RECEIVERS and last not in ("print", "sleep") and root != "self"
+
+  def _blocks(self, node: ast.AST) -> None:
+    for field in ("body", "orelse", "finalbody"):
+      stmts = getattr(node, field, None)
+      if not isinstance(stmts, list):
+        continue
+      out: list[ast.stmt] = []
+      run: list[ast.stmt] = []
+      for stmt in stmts + [None]:  # type: ignore[list-item]
+        if stmt is not None and self._repeatable(stmt):
+          run.append(stmt)
+          continue
+        out.extend(run)
+        if len(run) >= 2:
+          out.extend(copy.deepcopy(stmt) for stmt in reversed(run))
+        run = []
+        if stmt is not None:
+          out.append(stmt)
+          if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try)):
+            self._blocks(stmt)
+      setattr(node, field, out)
+
+
 def _string_pool(tree: ast.AST) -> list[str]:
   return sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                  and n.value and not _PATH_LIKE.search(n.value)})[:200]
@@ -349,6 +436,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _CallThroughHarness(tree_names, CALL_NAME if kind == "kind" else UNHASHABLE_CALL_NAME).visit(tree)
   if renames:
     tree = _RenameWords(renames).visit(tree)
+  if kind == "sequence":
+    tree = _RepeatCalls().visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
@@ -405,8 +494,11 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # kept, the elements of the tree's functions' arguments made unhashable at run time (equal
 # values of a subclass whose __hash__ is None), for fixes that key results by the item.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
-             (0.5, "rename"))
-_LENIENT_KINDS = ("type", "kind")
+             (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys")
+# Copies whose draws come from a generator of their own (seeded by the tests), so that adding
+# them moved no draw of the copies before them.
+_OWN_RNG_KINDS = ("sequence", "keys")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -472,9 +564,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   for k in range(max(1, variants)):
     root = dest if k == 0 else os.path.normpath(os.path.join(REPLAY_DIR, f"v{k}", dest))
     roots.append(root)
+    p, kind = _variant(k)
+    copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
     for rel, source in modules:
-      p, kind = _variant(k)
-      text = rewrite_test_module(source, rng if p else None, p, "near" if kind == "rename" else kind, names,
+      text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None)
       if text is None:
         continue
@@ -484,7 +577,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     for rel, text in data:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
-      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, rng)))
+      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
