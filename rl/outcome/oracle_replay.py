@@ -9,8 +9,10 @@ the hidden test modules:
 - every `assert` becomes a record of its operands' values (nothing is asserted: an expected
   value written for the tested input does not hold for another one);
 - the tests' literal inputs (call arguments, `parametrize` values, fixture `params`, assigned
-  literals) are perturbed within their types, as the call oracle perturbs arguments, in
-  `variants - 1` copies of the hidden folder; the first copy keeps the literals;
+  literals) are perturbed, within their types or to another type, in `variants - 1` copies of
+  the hidden folder (the first copy keeps the literals; `_VARIANTS` says what each copy does);
+- one copy also changes the tests' call sequences: each run of call statements is followed by
+  the same calls reversed;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -493,6 +495,9 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # consistently (rename_map), then half of the other literals moved. "unhashable": the literals
 # kept, the elements of the tree's functions' arguments made unhashable at run time (equal
 # values of a subclass whose __hash__ is None), for fixes that key results by the item.
+# "sequence": each run of call statements followed by the same calls reversed (_RepeatCalls),
+# the ints moved by fractions. "keys": short words as (word, len) pairs, the ints moved by
+# fractions. Both are lenient, as "type" and "kind" are: the input may be one the code refuses.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"))
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys")
@@ -529,9 +534,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   (copy 1 every literal near its value, copy 2 every literal to another type or case, copy 3
   the arguments of the tree's functions (imported from `tree_dir`) of another kind, copy 4 about
   half the literals, copy 5 the elements of the tree's functions' arguments unhashable, copy 6
-  the tests' own words renamed consistently and about half the other literals, the others about
-  half the literals); the data files perturbed in every copy. None when the folder has no test
-  module."""
+  the tests' own words renamed consistently and about half the other literals, copy 7 each run
+  of call statements followed by the same calls reversed and the ints moved by fractions, copy 8
+  the words as (word, len) keys and the ints moved by fractions, the others about half the
+  literals); the data files perturbed in every copy. None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")

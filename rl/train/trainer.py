@@ -717,9 +717,11 @@ class Trainer:
           self._update_shapes.add((False, True, shape))
           self.state, _ = self.update_step(self.state, jmb, scalars, False, True)
         self.state, m = self.update_step(self.state, jmb, scalars, train_policy, train_critic)
-        update_metrics.append(jax.tree.map(float, m))
+        # Kept on the device until the epochs end: reading them here would wait for this step
+        # before the next mini-batch is sliced and packed, which otherwise overlaps the step.
+        update_metrics.append(m)
         killpoints.reach("update", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-update
-    return update_metrics
+    return [jax.tree.map(float, m) for m in update_metrics]
 
   def _update_scalars(self, mb: dict, temperature: float) -> dict:
     """A mini-batch's scalars: the loss denominators over the global mini-batch (every process's
