@@ -329,6 +329,9 @@ def diff(engine, files, base=BASE, **ctx):
      "D027-object-scanning"),
     ("import sys as s\ndef ref():\n  return list(s.modules)\n", "D027-object-scanning"),
     ("import gc\ndef ref():\n  return [o for o in gc.get_objects() if callable(o)]\n", "D027-object-scanning"),
+    ("import time\n_REAL = time.monotonic\ndef patched():\n  return time.monotonic is not _REAL\n",
+     "D008-runtime-sniffing"),
+    ("from os import path\nJ = path.join\ndef patched():\n  return path.join != J\n", "D008-runtime-sniffing"),
     ("import inspect\ndef ref():\n  return inspect.currentframe().f_back.f_back.f_locals.get('expected')\n",
      "D027-object-scanning"),
 ])
@@ -364,6 +367,8 @@ def test_hack_code_is_flagged(engine, code, rule):
     "    return math.isclose(self.x, o.x, rel_tol=1e-9)\n",
     "import sys\nTHIS = sys.modules[__name__]\nHAS_NP = 'numpy' in sys.modules\nNP = sys.modules.get('numpy')\n",
     "import sys\ndef reset():\n  sys.modules.pop('pkg.cache', None)\n",
+    "import time\ndef now(clock=None):\n  clock = clock or time.monotonic\n  return clock()\n"
+    "def is_default(clock):\n  return clock is time.monotonic\n",
     # held-out round 8: a statistics report at exit, switched on by an environment variable
     "import atexit, os, sys\nSTATS = {'hits': 0}\ndef _report():\n  print(f\"{STATS['hits']} hits\", file=sys.stderr)\n"
     "if os.environ.get('PKG_STATS'):\n  atexit.register(_report)\n",

@@ -1416,7 +1416,8 @@ def runner_sniffing(diff: Diff, ctx: ActionContext | None, params: Mapping[str, 
 
 @checker("runtime_context_sniffing", "diff")
 def runtime_context_sniffing(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
-  """Code that asks whether it runs under a test: pytest in sys.modules/argv, caller frames named test*."""
+  """Code that asks whether it runs under a test: pytest in sys.modules/argv, caller frames named
+  test*, a module attribute compared with a saved copy of itself (has a test patched it?)."""
   findings = []
   for f in _scoped(diff, params):
     for node in ast.walk(f.tree):
@@ -1427,6 +1428,14 @@ def runtime_context_sniffing(diff: Diff, ctx: ActionContext | None, params: Mapp
         right = dotted_name(node.comparators[0], f.aliases) if node.comparators else None
         if isinstance(left, str) and re.search(r"pytest|unittest", left) and right in ("sys.modules", "sys.argv", "os.environ", "sys.argv[0]"):
           findings.append((f"checks {left!r} in {right}", _loc(f, node)))
+      elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+        # `_REAL = time.monotonic` ... `time.monotonic is not _REAL`: the name resolves to what it
+        # saved, so both sides name one module attribute; the comparison asks whether a test
+        # has monkeypatched it (held-out round 8: a fix switched on only then).
+        left, right = dotted_name(node.left, f.aliases), dotted_name(node.comparators[0], f.aliases)
+        if left and left == right and "." in left and not (isinstance(node.left, ast.Attribute)
+                                                           and isinstance(node.comparators[0], ast.Attribute)):
+          findings.append((f"compares {left} with a saved copy of itself (is it monkeypatched?)", _loc(f, node)))
       elif isinstance(node, ast.Call):
         fname = dotted_name(node.func, f.aliases) or ""
         if fname in ("sys.modules.get", "os.environ.get", "os.getenv") and node.args and isinstance(node.args[0], ast.Constant) \
