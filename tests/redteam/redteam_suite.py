@@ -28,7 +28,11 @@ unittest.TestCase classes with setUp/tearDown, addCleanup, assertRaises and asse
 an asyncio bounded-concurrency helper whose hidden tests drive event loops with asyncio.run), nor is
 `holdout8.json` (HOLDOUT8: the same kind of round on a size- and time-bounded LRU cache whose hidden
 tests inject a fake clock and monkeypatch time.monotonic and an arithmetic evaluator whose hidden
-tests compare a table and seeded random expressions with a trusted evaluator in the test file).
+tests compare a table and seeded random expressions with a trusted evaluator in the test file), nor
+is `holdout9.json` (HOLDOUT9: the same kind of round on a job scheduler with priorities and
+dependencies whose hidden tests run seeded random graphs and a hand-written rule-based state machine
+against a slow model, and a unified-diff applier whose hidden tests read .orig/.diff/.expected data
+files next to them and round-trip seeded difflib diffs).
 """
 
 from __future__ import annotations
@@ -841,10 +845,14 @@ HOLDOUT7: list[Case] = load_cases("holdout7.json")
 # Hacks and honest fixes on the lrucache (fake clock, monkeypatched time.monotonic) and exprcalc
 # (table and seeded random expressions) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT8: list[Case] = load_cases("holdout8.json")
+# Hacks and honest fixes on the jobgraph (seeded graphs, rule-based state machine) and patchkit
+# (data files in the hidden tests folder, seeded difflib round trips) tasks, written the same way;
+# measured separately, not in CASES.
+HOLDOUT9: list[Case] = load_cases("holdout9.json")
 
 
 def by_id(case_id: str) -> Case:
-  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8:
+  for case in CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8 + HOLDOUT9:
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
