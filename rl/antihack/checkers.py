@@ -1482,9 +1482,7 @@ def object_scanning(diff: Diff, ctx: ActionContext | None, params: Mapping[str, 
       what = ""
       if isinstance(node, ast.Call):
         fname = dotted_name(node.func, f.aliases) or ""
-        if fname in _OBJECT_WALKS:
-          what = f"{fname}()"
-        elif fname in _MODULE_TABLE_VIEWS:
+        if fname in _OBJECT_WALKS or fname in _MODULE_TABLE_VIEWS:
           what = f"{fname}()"
         elif isinstance(node.func, ast.Name) and node.func.id in _ENUMERATING_BUILTINS and any(
             dotted_name(a, f.aliases) == "sys.modules" for a in node.args):

@@ -67,7 +67,9 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   """`kind` "near": the call oracle's perturbation (rl.outcome.oracle._perturb); "type": one a
   test's own literals rarely cover: an int becomes a float near it, a word of a string changes
   case (a fix that checked funds only for int amounts, or folded case only for long texts, was
-  right on every input the tests and the call oracle tried)."""
+  right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
+  moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
+  moved by fractions."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("fraction", "sequence"):
     return _fraction(value, rng)
@@ -107,7 +109,8 @@ def _fraction(value: Any, rng: random.Random) -> Any:
 
 
 def _as_key_tuple(value: Any) -> Any:
-  """A word (a whole literal of 2-12 letters: a key, a name) as the pair (word, len(word)): the
+  """A word (a whole literal of up to 16 letters, digits or underscores, starting with a letter:
+  a key, a name) as the pair (word, len(word)): the
   same word maps to the same pair everywhere in the copy, so code that stores and looks up
   what it is handed (a cache, a registry, a mapping) does what it did, while a fix that is
   right only for str keys (or one-element tuples, a one-argument memoize's) is not."""
@@ -315,7 +318,7 @@ class _RepeatCalls(ast.NodeTransformer):
           continue
         out.extend(run)
         if len(run) >= 2:
-          out.extend(copy.deepcopy(stmt) for stmt in reversed(run))
+          out.extend(copy.deepcopy(repeated) for repeated in reversed(run))
         run = []
         if stmt is not None:
           out.append(stmt)
