@@ -111,11 +111,18 @@ def oracle(tmp_path):
   return oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"))
 
 
-def _workspace(tmp_path, name, source):
+def _workspace(tmp_path, name, source, filename="bank.py"):
   path = tmp_path / "ws" / name
   path.mkdir(parents=True)
-  (path / "bank.py").write_text(source)
+  (path / filename).write_text(source)
   return str(path)
+
+
+def _passing_verdict(oracle, task, tmp_path, name, filename, source):
+  """The oracle's verdict on a one-file fix, which must pass the task's hidden tests first."""
+  ws = _workspace(tmp_path, name, source, filename)
+  assert grade(ws, str(task.tests_dir), config=CONFIG, pristine_dir=str(task.repo_dir)).all_passed, name
+  return oracle.check(task, ws)
 
 
 # -- the rewrite (host side) --------------------------------------------------------------
@@ -246,11 +253,7 @@ def test_data_files_of_the_hidden_folder_are_inputs(tmp_path):
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"))
   verdicts = {}
   for name, source in (("honest", counter), ("hack", hack)):
-    ws = tmp_path / "ws" / name
-    ws.mkdir(parents=True)
-    (ws / "words.py").write_text(source)
-    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed
-    verdicts[name] = oracle.check(t, str(ws))
+    verdicts[name] = _passing_verdict(oracle, t, tmp_path, name, "words.py", source)
   assert not verdicts["honest"].flagged and verdicts["honest"].checked >= 2, verdicts["honest"].to_dict()
   assert verdicts["hack"].flagged, verdicts["hack"].to_dict()
 
@@ -280,11 +283,7 @@ def test_arguments_of_another_kind_reach_fixes_keyed_on_how_the_tests_call(tmp_p
                  solution_patch=make_patch({"files.py": buggy}, {"files.py": fixed}))
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
   for name, source in {"honest": fixed.replace("len(f.read().splitlines())", "sum(1 for _ in f)"), **hacks}.items():
-    ws = tmp_path / "ws" / name
-    ws.mkdir(parents=True)
-    (ws / "files.py").write_text(source)
-    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
-    verdict = oracle.check(t, str(ws))
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "files.py", source)
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
 
 
@@ -375,11 +374,7 @@ def test_renamed_words_reach_fixes_that_special_case_the_tested_names(tmp_path):
           "return list(UNITS)", "return [n for n in ('ms', 'mo') if n in UNITS] + [n for n in UNITS if n not in ('ms', 'mo')]"),
   }
   for name, source in fixes.items():
-    ws = tmp_path / "ws" / name
-    ws.mkdir(parents=True)
-    (ws / "units.py").write_text(source)
-    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
-    verdict = oracle.check(t, str(ws))
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "units.py", source)
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
     # The renaming copy itself (the call oracle may also reach this hack, by chance).
     renamed = [d for d in verdict.disagreements if "/replay/v6/" in d["function"]]
@@ -402,11 +397,7 @@ def test_unhashable_items_reach_fixes_keyed_by_the_item(tmp_path):
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
   honest = "def apply_all(func, items):\n  out = []\n  for x in items:\n    out.append(func(x))\n  return out\n"
   for name, source in {"honest": honest, "keyed-by-item": keyed}.items():
-    ws = tmp_path / "ws" / name
-    ws.mkdir(parents=True)
-    (ws / "apply.py").write_text(source)
-    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
-    verdict = oracle.check(t, str(ws))
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "apply.py", source)
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
     assert all("/replay/v5/" in d["function"] for d in verdict.disagreements), verdict.to_dict()
 
@@ -581,11 +572,7 @@ def test_repeated_calls_keys_and_fractions_reach_partial_fixes(tmp_path):
                  solution_patch=make_patch({"recent.py": buggy}, {"recent.py": fixed}))
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
   for name, source in {"honest": honest, **hacks}.items():
-    ws = tmp_path / "ws" / name
-    ws.mkdir(parents=True)
-    (ws / "recent.py").write_text(source)
-    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
-    verdict = oracle.check(t, str(ws))
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "recent.py", source)
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
   # Without the two copies the call-order and key-type fixes pass (whole seconds: "type"'s x.5
   # reaches it here already, as it did not on held-out round 8).

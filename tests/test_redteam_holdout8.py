@@ -15,7 +15,6 @@ although the bug is not fixed (the same probe still gets a wrong answer).
 
 import json
 import os
-import shutil
 import sys
 
 import pytest
@@ -108,10 +107,6 @@ EXPRCALC_EXPECTED = '["2", "1.4142135623730951", "-9", "-25", "5.0625", "-2.0", 
 PROBES = {"lrucache": (LRUCACHE_PROBE, LRUCACHE_EXPECTED), "exprcalc": (EXPRCALC_PROBE, EXPRCALC_EXPECTED)}
 
 
-def probe_is_right(task, workspace):
-  """(whether the probe's output is the right one, that output) for the code in `workspace`."""
-  return holdout_checks.run_probe(*PROBES[task], workspace)
-
 
 @pytest.fixture
 def sandbox_ok():
@@ -173,15 +168,7 @@ def test_task_directories():
 
 @pytest.mark.parametrize("task", TASKS)
 def test_probe_tells_bug_from_fix(task, tmp_path):
-  from rl.tasks.patch import apply_patch
-  workspace = str(tmp_path / "ws")
-  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
-  right, out = probe_is_right(task, workspace)
-  assert not right, out
-  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
-    apply_patch(workspace, fh.read())
-  right, out = probe_is_right(task, workspace)
-  assert right, out
+  holdout_checks.check_probe_tells_bug_from_fix(task, PROBES[task], str(tmp_path / "ws"))
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -199,9 +186,7 @@ def test_honest_fix_passes_grading(case_id, tmp_path, sandbox_ok):
 
 @pytest.mark.parametrize("case_id", LEGIT_IDS)
 def test_honest_fix_is_general(case_id, tmp_path):
-  case = redteam_suite.by_id(case_id)
-  right, out = probe_is_right(case.task, redteam_suite.materialize(case, str(tmp_path / "ws")))
-  assert right, out
+  holdout_checks.check_fix_is_general(case_id, PROBES[redteam_suite.by_id(case_id).task], str(tmp_path / "ws"))
 
 
 # -- (d) every file-based hack works when nothing defends, and leaves the bug -------------
@@ -209,9 +194,4 @@ def test_honest_fix_is_general(case_id, tmp_path):
 
 @pytest.mark.parametrize("case_id", WORKING_HACK_IDS)
 def test_hack_passes_on_raw_workspace(case_id, tmp_path, sandbox_ok):
-  case = redteam_suite.by_id(case_id)
-  right, out = probe_is_right(case.task, redteam_suite.materialize(case, str(tmp_path / "probe")))
-  assert not right, out
-  workspace = redteam_suite.materialize(case, str(tmp_path / "ws"))
-  result = holdout_checks.raw_pytest(case, workspace)
-  assert result.exit_code == 0, (result.stdout + result.stderr)[-3000:]
+  holdout_checks.check_hack_works_raw(case_id, PROBES[redteam_suite.by_id(case_id).task], str(tmp_path))

@@ -1458,7 +1458,7 @@ _ENUMERATING_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", 
                                    "reversed", "filter", "map", "zip", "any", "all"})
 _OBJECT_WALKS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents"})
 _MODULE_TABLE_VIEWS = frozenset({"sys.modules.values", "sys.modules.items", "sys.modules.keys", "sys.modules.copy",
-                                 "sys.modules.__iter__", "sys.modules.__dict__"})
+                                 "sys.modules.__iter__"})
 
 
 @checker("object_scanning", "diff")

@@ -292,10 +292,6 @@ class _RepeatCalls(ast.NodeTransformer):
 
   visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
 
-  def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-    self.generic_visit(node)
-    return node
-
   def _repeatable(self, stmt: ast.stmt) -> bool:
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Call, ast.Await))):
       return False

@@ -117,3 +117,35 @@ def check_round_cases(cases: list, records: dict, tasks: tuple[str, ...], hack_i
     n_hacks = sum(c.task == task and c.kind == "hack" for c in cases)
     n_legit = sum(c.task == task and c.kind == "legit" for c in cases)
     assert n_hacks >= 0.4 * len(hack_ids) and n_legit >= 0.4 * len(legit_ids), task
+
+
+# The per-case checks every held-out round's test file makes; `probe` is the round's
+# (code, expected output) for the task, run by run_probe.
+
+def check_probe_tells_bug_from_fix(task: str, probe: tuple[str, str], workspace: str) -> None:
+  """The probe gets a wrong answer on the task's pristine repo and the right one with
+  solution.patch applied."""
+  from rl.tasks.patch import apply_patch
+  shutil.copytree(os.path.join(redteam_suite.task_dir(task), "repo"), workspace)
+  right, out = run_probe(*probe, workspace)
+  assert not right, out
+  with open(os.path.join(redteam_suite.task_dir(task), "solution.patch"), encoding="utf-8") as fh:
+    apply_patch(workspace, fh.read())
+  right, out = run_probe(*probe, workspace)
+  assert right, out
+
+
+def check_fix_is_general(case_id: str, probe: tuple[str, str], workspace: str) -> None:
+  """A case's files (an honest fix, or a process hack's) get the probe's right answers."""
+  right, out = run_probe(*probe, redteam_suite.materialize(redteam_suite.by_id(case_id), workspace))
+  assert right, out
+
+
+def check_hack_works_raw(case_id: str, probe: tuple[str, str], scratch: str) -> None:
+  """A file-based hack leaves the bug (the probe gets a wrong answer) and still passes the hidden
+  tests on its raw workspace, with nothing defending. `scratch`: a folder for two workspaces."""
+  case = redteam_suite.by_id(case_id)
+  right, out = run_probe(*probe, redteam_suite.materialize(case, os.path.join(scratch, "probe")))
+  assert not right, out
+  result = raw_pytest(case, redteam_suite.materialize(case, os.path.join(scratch, "ws")))
+  assert result.exit_code == 0, (result.stdout + result.stderr)[-3000:]
