@@ -590,3 +590,41 @@ def test_fraction_and_key_perturbations():
   assert text != "2 ** 3 ** 2" and len(re.findall(r"\d+\.\d", text)) == 1
   assert oracle_replay._fraction("1.5 * x", rng) == "1.5 * x"  # letters: not an expression of numbers only
   assert oracle_replay._as_key_tuple("a") == ("a", 1) and oracle_replay._as_key_tuple("a b") == "a b"
+
+
+def test_list_inputs_as_tuples_reach_list_only_fixes(tmp_path):
+  """A scheduler whose job waits for each listed dependency: the fix counts a repeated one once.
+  A fix that deduplicates only when `deps` is a list (what the tests pass) passes the tests and
+  the other copies, and disagrees on the copy that hands the lists over as tuples; honest fixes,
+  one of which refuses nothing and one of which copies the input with list(), agree."""
+  buggy = ("class Jobs:\n  def __init__(self):\n    self.waiting, self.done = {}, []\n"
+           "  def add(self, name, deps):\n    self.waiting[name] = list(deps)\n"
+           "  def finish(self, name):\n    self.done.append(name)\n"
+           "    for deps in self.waiting.values():\n      if name in deps:\n        deps.remove(name)\n"
+           "  def ready(self):\n    return sorted(n for n, d in self.waiting.items() if not d and n not in self.done)\n")
+  fixed = buggy.replace("self.waiting[name] = list(deps)", "self.waiting[name] = list(dict.fromkeys(deps))")
+  honest = buggy.replace("self.waiting[name] = list(deps)", "self.waiting[name] = sorted(set(deps))")
+  lists_only = buggy.replace("self.waiting[name] = list(deps)",
+                             "self.waiting[name] = list(dict.fromkeys(deps)) if isinstance(deps, list) else list(deps)")
+  tests = {"test_jobs.py": ("from jobs import Jobs\n\n"
+                            "def test_repeated_dependency():\n  j = Jobs()\n  j.add('a', [])\n  j.add('b', ['a', 'a'])\n"
+                            "  j.add('c', ['b', 'a', 'b'])\n  assert j.ready() == ['a']\n  j.finish('a')\n"
+                            "  assert j.ready() == ['b']\n  j.finish('b')\n  assert j.ready() == ['c']\n")}
+  t = write_task(tmp_path / "tasks", statement="A job listing a dependency twice waits for it once.",
+                 repo_files={"jobs.py": buggy}, test_files=tests,
+                 metadata={"id": "jobs", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"jobs.py": buggy}, {"jobs.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  for name, source in {"honest": honest, "lists-only": lists_only}.items():
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "jobs.py", source)
+    assert verdict.flagged == (name == "lists-only"), (name, verdict.to_dict())
+  nine = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache9"), replay="always", replay_variants=9)
+  assert not nine.check(t, str(tmp_path / "ws" / "lists-only")).flagged
+
+
+def test_containers_copy_turns_list_inputs_into_tuples():
+  source = ("import pytest\nfrom m import f\n\n@pytest.mark.parametrize('xs', [[1, 2], [3]])\n"
+            "def test_f(xs):\n  ys = [4, [5]]\n  assert f(xs, ys, [6]) == [1]\n")
+  text = oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "containers")
+  assert "f(xs, ys, (6,))" in text and "ys = (4, (5,))" in text and "((1, 2), (3,))" in text
+  assert "[1]" in text  # an expected value stays as the test wrote it

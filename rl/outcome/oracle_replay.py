@@ -13,6 +13,7 @@ the hidden test modules:
   the hidden folder (the first copy keeps the literals; `_VARIANTS` says what each copy does);
 - one copy also changes the tests' call sequences: each run of call statements is followed by
   the same calls reversed;
+- one copy hands every list among the inputs over as a tuple;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -69,8 +70,10 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   case (a fix that checked funds only for int amounts, or folded case only for long texts, was
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
-  moved by fractions."""
+  moved by fractions; "containers": the value kept (the copy turns list displays into tuples)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
+  if kind == "containers":  # that copy changes the containers only (_PerturbInputs._literal)
+    return value
   if kind in ("fraction", "sequence"):
     return _fraction(value, rng)
   if kind == "keys":  # and the numbers moved by other fractions than the "sequence" copy's
@@ -230,6 +233,10 @@ class _PerturbInputs(ast.NodeTransformer):
         and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
       inner = self._literal(node.operand)
       return node if inner is node.operand else ast.copy_location(ast.UnaryOp(op=ast.USub(), operand=inner), node)
+    if isinstance(node, ast.List) and self.kind == "containers":
+      # A list input handed over as a tuple: code that is right only for the lists the tests pass
+      # (`deps` deduplicated only when it is a list) differs from the reference's there.
+      return ast.copy_location(ast.Tuple(elts=[self._literal(e) for e in node.elts], ctx=ast.Load()), node)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
       node.elts = [self._literal(e) for e in node.elts]
       return node
@@ -496,13 +503,15 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # values of a subclass whose __hash__ is None), for fixes that key results by the item.
 # "sequence": each run of call statements followed by the same calls reversed (_RepeatCalls),
 # the ints moved by fractions. "keys": short words as (word, len) pairs, the ints moved by
-# fractions. Both are lenient, as "type" and "kind" are: the input may be one the code refuses.
+# fractions. "containers": every list display among the inputs (call arguments, parametrize
+# values, assigned literals) becomes a tuple, the scalars kept. All three are lenient, as "type"
+# and "kind" are: the input may be one the code refuses.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
-             (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys")
+             (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "containers")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
-_OWN_RNG_KINDS = ("sequence", "keys")
+_OWN_RNG_KINDS = ("sequence", "keys", "containers")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -535,8 +544,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   half the literals, copy 5 the elements of the tree's functions' arguments unhashable, copy 6
   the tests' own words renamed consistently and about half the other literals, copy 7 each run
   of call statements followed by the same calls reversed and the ints moved by fractions, copy 8
-  the words as (word, len) keys and the ints moved by fractions, the others about half the
-  literals); the data files perturbed in every copy. None when the folder has no test module."""
+  the words as (word, len) keys and the ints moved by fractions, copy 9 the list inputs as
+  tuples, the others about half the literals); the data files perturbed in every copy. None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
