@@ -55,6 +55,8 @@ class Call:
 RECORD_NAME = "__rlcoder_record__"  # the builtin a replayed test's asserts call (oracle_harness.py)
 CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls the tree's functions
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
+TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
+AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # a replay copy's call arguments: a list handed over as a tuple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +71,10 @@ class Replay:
   test_paths: tuple[str, ...]
   logging: bool = False  # keep pytest's logging plugin (a test uses caplog)
   lenient_roots: tuple[str, ...] = ()  # copies where a fix may raise where the reference did not
+  # Copies where a fix may refuse the input's type only (TYPE_REFUSALS) where the reference went on:
+  # an exception of the code's own there (a CycleError for a job whose tuple of dependencies was
+  # not deduplicated) is an answer, and must agree.
+  type_refusal_roots: tuple[str, ...] = ()
   # "reversed": asyncio runs each loop iteration's ready callbacks last-registered first, another
   # schedule for the reference's second run, so records that hang on the schedule (which waiting
   # call started before a cancellation arrived) differ between its two runs and are not compared.
@@ -76,16 +82,24 @@ class Replay:
 
   def to_dict(self) -> dict[str, Any]:
     return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
-            "logging": self.logging, "lenient_roots": list(self.lenient_roots), "ready_order": self.ready_order}
+            "logging": self.logging, "lenient_roots": list(self.lenient_roots),
+            "type_refusal_roots": list(self.type_refusal_roots), "ready_order": self.ready_order}
 
   @classmethod
   def from_dict(cls, d: dict[str, Any]) -> "Replay":
     return cls(roots=tuple(d["roots"]), files=tuple(tuple(f) for f in d["files"]),
                test_paths=tuple(d["test_paths"]), logging=bool(d.get("logging")),
-               lenient_roots=tuple(d.get("lenient_roots") or ()), ready_order=str(d.get("ready_order") or "fifo"))
+               lenient_roots=tuple(d.get("lenient_roots") or ()),
+               type_refusal_roots=tuple(d.get("type_refusal_roots") or ()),
+               ready_order=str(d.get("ready_order") or "fifo"))
 
-  def lenient(self, nodeid: str) -> bool:
-    return any(nodeid.startswith(root.rstrip("/") + "/") for root in self.lenient_roots)
+  def lenient(self, nodeid: str) -> bool | tuple[str, ...]:
+    """Which exceptions of a fix's own, where the reference went on, count as refusing the input
+    in this test: any (True), these names (TYPE_REFUSALS), or none (False)."""
+    under = lambda roots: any(nodeid.startswith(root.rstrip("/") + "/") for root in roots)  # noqa: E731
+    if under(self.lenient_roots):
+      return True
+    return TYPE_REFUSALS if under(self.type_refusal_roots) else False
 
 
 @dataclasses.dataclass

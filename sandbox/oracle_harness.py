@@ -31,6 +31,7 @@ ORACLE_DIR = ".rlcoder_oracle"
 RECORD_NAME = "__rlcoder_record__"  # sandbox.oracle.RECORD_NAME
 CALL_NAME = "__rlcoder_call__"  # sandbox.oracle.CALL_NAME
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # sandbox.oracle.UNHASHABLE_CALL_NAME
+AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # sandbox.oracle.AS_TUPLE_NAME
 MAX_EVENTS = 500  # per replayed test
 
 
@@ -294,8 +295,13 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   def call_unhashable(function, *args, **kwargs):
     return function(*[unhashable_items(a) for a in args], **{k: unhashable_items(v) for k, v in kwargs.items()})
 
+  def as_tuple(value):
+    """A list argument as a tuple of the same items; anything else as it is."""
+    return _tuple(value) if _type(value) is _list else value
+
   setattr(builtins, CALL_NAME, call)
   setattr(builtins, UNHASHABLE_CALL_NAME, call_unhashable)
+  setattr(builtins, AS_TUPLE_NAME, as_tuple)
   if replay.get("ready_order") == "reversed":
     _reverse_ready_callbacks()
   setattr(builtins, RECORD_NAME, record)

@@ -606,10 +606,13 @@ def test_list_inputs_as_tuples_reach_list_only_fixes(tmp_path):
   honest = buggy.replace("self.waiting[name] = list(deps)", "self.waiting[name] = sorted(set(deps))")
   lists_only = buggy.replace("self.waiting[name] = list(deps)",
                              "self.waiting[name] = list(dict.fromkeys(deps)) if isinstance(deps, list) else list(deps)")
+  # The second test builds its lists, as tests of seeded random graphs do: no display to rewrite.
   tests = {"test_jobs.py": ("from jobs import Jobs\n\n"
                             "def test_repeated_dependency():\n  j = Jobs()\n  j.add('a', [])\n  j.add('b', ['a', 'a'])\n"
                             "  j.add('c', ['b', 'a', 'b'])\n  assert j.ready() == ['a']\n  j.finish('a')\n"
-                            "  assert j.ready() == ['b']\n  j.finish('b')\n  assert j.ready() == ['c']\n")}
+                            "  assert j.ready() == ['b']\n  j.finish('b')\n  assert j.ready() == ['c']\n\n"
+                            "def test_built_dependencies():\n  j = Jobs()\n  j.add('x', [])\n"
+                            "  deps = [n for n in 'xx']\n  j.add('y', deps)\n  j.finish('x')\n  assert j.ready() == ['y']\n")}
   t = write_task(tmp_path / "tasks", statement="A job listing a dependency twice waits for it once.",
                  repo_files={"jobs.py": buggy}, test_files=tests,
                  metadata={"id": "jobs", "source": "unit", "license": "MIT"},
@@ -626,5 +629,20 @@ def test_containers_copy_turns_list_inputs_into_tuples():
   source = ("import pytest\nfrom m import f\n\n@pytest.mark.parametrize('xs', [[1, 2], [3]])\n"
             "def test_f(xs):\n  ys = [4, [5]]\n  assert f(xs, ys, [6]) == [1]\n")
   text = oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "containers")
-  assert "f(xs, ys, (6,))" in text and "ys = (4, (5,))" in text and "((1, 2), (3,))" in text
+  assert "f(__rlcoder_as_tuple__(xs), __rlcoder_as_tuple__(ys), __rlcoder_as_tuple__((6,)))" in text
+  assert "ys = (4, (5,))" in text and "((1, 2), (3,))" in text
   assert "[1]" in text  # an expected value stays as the test wrote it
+
+
+def test_a_type_refusal_is_forgiven_and_an_own_exception_is_an_answer():
+  """In the containers copy a fix that stops on TypeError or AttributeError where the reference
+  went on is compared up to there; one that stops on an exception of its own (a CycleError for a
+  job it never released) disagrees. Fully lenient copies forgive both."""
+  from sandbox.oracle import TYPE_REFUSALS
+  ref = ["replay", "ok", [[["Eq"], [["int", 1], ["int", 1]]], [["Eq"], [["int", 2], ["int", 2]]]]]
+  stopped = lambda name: ["replay", f"call:{name}", ref[2][:1]]  # noqa: E731
+  for name in ("TypeError", "AttributeError"):
+    assert oracle_lib.replay_agree(ref, stopped(name), TYPE_REFUSALS)
+  assert not oracle_lib.replay_agree(ref, stopped("CycleError"), TYPE_REFUSALS)
+  assert oracle_lib.replay_agree(ref, stopped("CycleError"), True)
+  assert not oracle_lib.replay_agree(ref, stopped("TypeError"), False)

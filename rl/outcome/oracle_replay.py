@@ -13,7 +13,7 @@ the hidden test modules:
   the hidden folder (the first copy keeps the literals; `_VARIANTS` says what each copy does);
 - one copy also changes the tests' call sequences: each run of call statements is followed by
   the same calls reversed;
-- one copy hands every list among the inputs over as a tuple;
+- one copy hands every list among the inputs over as a tuple, the lists the tests build included;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -37,7 +37,7 @@ import re
 import zlib
 from typing import Any
 
-from sandbox.oracle import CALL_NAME, ORACLE_DIR, RECORD_NAME, UNHASHABLE_CALL_NAME, Replay
+from sandbox.oracle import AS_TUPLE_NAME, CALL_NAME, ORACLE_DIR, RECORD_NAME, UNHASHABLE_CALL_NAME, Replay
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -280,6 +280,15 @@ class _PerturbInputs(ast.NodeTransformer):
     node.args = [self._literal(a) if not isinstance(a, ast.Starred) else self.visit(a) for a in node.args]
     for kw in node.keywords:
       kw.value = self.visit(kw.value) if kw.arg in _SKIP_KEYWORDS else self._literal(kw.value)
+    if self.kind == "containers":
+      # Lists the tests build (`deps = [d for d in picks ...]`) are no displays: the harness turns
+      # every list argument into a tuple as the call is made.
+      wrap = lambda a: ast.copy_location(ast.Call(func=ast.Name(id=AS_TUPLE_NAME, ctx=ast.Load()), args=[a],  # noqa: E731
+                                                  keywords=[]), a)
+      node.args = [a if isinstance(a, ast.Starred) else wrap(a) for a in node.args]
+      for kw in node.keywords:
+        if kw.arg is not None and kw.arg not in _SKIP_KEYWORDS:
+          kw.value = wrap(kw.value)
     return node
 
 
@@ -503,12 +512,16 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # values of a subclass whose __hash__ is None), for fixes that key results by the item.
 # "sequence": each run of call statements followed by the same calls reversed (_RepeatCalls),
 # the ints moved by fractions. "keys": short words as (word, len) pairs, the ints moved by
-# fractions. "containers": every list display among the inputs (call arguments, parametrize
-# values, assigned literals) becomes a tuple, the scalars kept. All three are lenient, as "type"
-# and "kind" are: the input may be one the code refuses.
+# fractions. "containers": every list among the inputs becomes a tuple, the scalars kept: list
+# displays (call arguments, parametrize values, assigned literals) in the source, and any list a
+# call of the tests receives, at run time (the harness's AS_TUPLE_NAME). "sequence" and "keys"
+# are lenient, as "type" and "kind" are: the input may be one the code refuses. "containers" is
+# lenient only for a refusal of the type (TypeError, AttributeError: `deps.append` on a tuple);
+# an exception of the code's own is an answer there (Replay.type_refusal_roots).
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "containers")
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys")
+_TYPE_REFUSAL_KINDS = ("containers",)
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers")
@@ -598,7 +611,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   # Another type is often outside what the code accepts: a fix that refuses it (raises) where
   # the reference went on is not compared past that point.
   lenient = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _LENIENT_KINDS)
+  type_refusal = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _TYPE_REFUSAL_KINDS)
   return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog,
+                type_refusal_roots=type_refusal,
                 lenient_roots=lenient)
 
 
