@@ -92,7 +92,10 @@ def test_group_estimator_needs_groups_and_mesh_must_divide_batch():
 
 
 def test_several_processes_split_tasks_and_rows_evenly():
-  c = default.get_config().unlock()  # 48 tasks, mini-batches of 12 rows, micro-batches of 4
+  c = default.get_config().unlock()  # 48 tasks, mini-batches of 12 rows, micro-batches of 1
+  with pytest.raises(config_lib.ConfigError, match="micro_batch_size=1 must be divisible by the 2 processes"):
+    config_lib.validate(c, num_processes=2)
+  c.optim.micro_batch_size = 4
   config_lib.validate(c, num_processes=2)
   config_lib.validate(c, num_processes=4)
   with pytest.raises(config_lib.ConfigError, match="micro_batch_size=4 must be divisible by the 3 processes"):
