@@ -70,7 +70,7 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   case (a fix that checked funds only for int amounts, or folded case only for long texts, was
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
-  moved by fractions; "containers": the value kept (the copy turns list displays into tuples)."""
+  moved by fractions; "containers": the value kept (that copy changes lists into tuples)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind == "containers":  # that copy changes the containers only (_PerturbInputs._literal)
     return value
@@ -283,13 +283,16 @@ class _PerturbInputs(ast.NodeTransformer):
     if self.kind == "containers":
       # Lists the tests build (`deps = [d for d in picks ...]`) are no displays: the harness turns
       # every list argument into a tuple as the call is made.
-      wrap = lambda a: ast.copy_location(ast.Call(func=ast.Name(id=AS_TUPLE_NAME, ctx=ast.Load()), args=[a],  # noqa: E731
-                                                  keywords=[]), a)
-      node.args = [a if isinstance(a, ast.Starred) else wrap(a) for a in node.args]
+      node.args = [a if isinstance(a, ast.Starred) else _as_tuple_at_call(a) for a in node.args]
       for kw in node.keywords:
         if kw.arg is not None and kw.arg not in _SKIP_KEYWORDS:
-          kw.value = wrap(kw.value)
+          kw.value = _as_tuple_at_call(kw.value)
     return node
+
+
+def _as_tuple_at_call(arg: ast.expr) -> ast.expr:
+  """`arg` -> `__rlcoder_as_tuple__(arg)`: the harness hands a list value over as a tuple."""
+  return ast.copy_location(ast.Call(func=ast.Name(id=AS_TUPLE_NAME, ctx=ast.Load()), args=[arg], keywords=[]), arg)
 
 
 class _RepeatCalls(ast.NodeTransformer):
@@ -558,7 +561,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   the tests' own words renamed consistently and about half the other literals, copy 7 each run
   of call statements followed by the same calls reversed and the ints moved by fractions, copy 8
   the words as (word, len) keys and the ints moved by fractions, copy 9 the list inputs as
-  tuples, the others about half the literals); the data files perturbed in every copy. None when the folder has no test module."""
+  tuples, the others about half the literals); the data files perturbed in every copy. None when
+  the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
@@ -613,8 +617,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   lenient = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _LENIENT_KINDS)
   type_refusal = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _TYPE_REFUSAL_KINDS)
   return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog,
-                type_refusal_roots=type_refusal,
-                lenient_roots=lenient)
+                lenient_roots=lenient, type_refusal_roots=type_refusal)
 
 
 def uses_replay(mode: str, uncovered: int, calls: int) -> bool:
