@@ -408,3 +408,18 @@ def test_split_last_gradient_is_the_slices_gradient():
   assert [p.shape for p in split_last(x, (4, 3, 2))] == [(2, 3, 4), (2, 3, 3), (2, 3, 2)]
   np.testing.assert_allclose(jax.grad(with_split)(x), jax.grad(with_slices)(x), rtol=1e-6)
   np.testing.assert_allclose(jax.jit(jax.grad(with_split))(x), jax.grad(with_slices)(x), rtol=1e-6)
+
+
+def test_unembed_gradients_are_the_einsums():
+  """unembed's hand-written backward (the weight gradient behind an optimisation barrier) gives
+  the gradients of the plain product, for a tied weight (the embedding transposed) and an untied
+  [D, V] one."""
+  from rl.models.transformer import unembed
+  rng = np.random.default_rng(0)
+  h = jnp.asarray(rng.normal(size=(2, 5, 8)), jnp.float32)
+  for weight, layout in ((jnp.asarray(rng.normal(size=(11, 8)), jnp.float32), lambda w: w.T),
+                         (jnp.asarray(rng.normal(size=(8, 11)), jnp.float32), lambda w: w)):
+    ours = lambda h, w: jnp.sum(jnp.sin(unembed(h, layout(w))))  # noqa: E731
+    plain = lambda h, w: jnp.sum(jnp.sin(jnp.einsum("btd,dv->btv", h, layout(w))))  # noqa: E731
+    for a, b in zip(jax.jit(jax.grad(ours, (0, 1)))(h, weight), jax.grad(plain, (0, 1))(h, weight)):
+      np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
