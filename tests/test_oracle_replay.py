@@ -595,8 +595,8 @@ def test_fraction_and_key_perturbations():
 def test_list_inputs_as_tuples_reach_list_only_fixes(tmp_path):
   """A scheduler whose job waits for each listed dependency: the fix counts a repeated one once.
   A fix that deduplicates only when `deps` is a list (what the tests pass) passes the tests and
-  the other copies, and disagrees on the copy that hands the lists over as tuples; honest fixes,
-  one of which refuses nothing and one of which copies the input with list(), agree."""
+  the other copies, and disagrees on the copy that hands the lists over as tuples; an honest fix
+  that keeps the dependencies as a sorted list of the set agrees."""
   buggy = ("class Jobs:\n  def __init__(self):\n    self.waiting, self.done = {}, []\n"
            "  def add(self, name, deps):\n    self.waiting[name] = list(deps)\n"
            "  def finish(self, name):\n    self.done.append(name)\n"
