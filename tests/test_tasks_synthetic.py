@@ -4,12 +4,14 @@ tiers, split by function and the structured fix a scripted expert replays."""
 import collections
 import json
 import random
+import shutil
 
 import pytest
 
 from rl.tasks import load_task_root
+from rl.tasks.format import load_task
 from rl.tasks.importers import apply_fix
-from rl.tasks.patch import apply_patch_to_files, read_tree
+from rl.tasks.patch import apply_patch, apply_patch_to_files, read_tree
 from rl.tasks.synthetic import LIBRARY, cached_or_generate, function_split, generate
 from rl.tasks.synthetic.families import CONDITIONS, FAMILIES, SHAPES
 from rl.tasks.synthetic.generator import killed_mutants, plan_candidates
@@ -84,6 +86,34 @@ def test_generated_tasks_are_verified_and_tiered(generated):
   # The kept tasks really fail before and pass after the reference fix.
   for v in TaskVerifier(GRADER).verify_many([t for t in tasks if t.difficulty != "medium"]):
     assert v.ok, v.reason
+
+
+@pytest.mark.slow
+def test_batch_verification_grades_each_state_once_and_agrees_with_one_by_one(generated, tmp_path):
+  root, _ = generated
+  tasks = [t for t in load_task_root(root) if t.difficulty != "medium"][:4]
+  # Two broken tasks: hidden tests the buggy code passes, and a patch that does not apply
+  # (its repository is the fixed one), which must cost that task only.
+  passes = tmp_path / "a" / tasks[0].id
+  shutil.copytree(tasks[0].dir, passes)
+  for test in (passes / "tests").glob("test_*.py"):
+    test.write_text("def test_nothing():\n    pass\n")
+  no_patch = tmp_path / "b" / tasks[1].id
+  shutil.copytree(tasks[1].dir, no_patch)
+  apply_patch(no_patch / "repo", tasks[1].solution_patch)
+  tasks += [load_task(passes), load_task(no_patch)]
+  batched = TaskVerifier(GRADER)
+  by_batch = batched.verify_many(tasks)
+  # The batch graded every state and nothing was graded again one by one: both paths key
+  # their cache the same way.
+  assert batched.graded["single"] == 0 and batched.graded["batch"] >= 5
+  single = TaskVerifier(GRADER)
+  one_by_one = single.verify_many(tasks, batch=False)
+  assert single.graded == {"single": batched.graded["batch"]}
+  assert [(v.ok, v.reason) for v in by_batch] == [(v.ok, v.reason) for v in one_by_one]
+  assert [v.ok for v in by_batch] == [True] * 4 + [False, False]
+  assert by_batch[4].reason == "initial state already passes every hidden test"
+  assert by_batch[5].reason.startswith("PatchError"), by_batch[5].reason
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ reward fails its check, so a task that passes cannot score 0 on its reference in
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import hashlib
@@ -182,6 +183,15 @@ class TaskVerifier:
       self.sandbox_config = default_sandbox_config()
     self.evaluator = evaluator
     self._cache: dict[str, dict[str, Any]] = {}
+    # States graded, by path: "batch" (many states in one sandbox, batch_runner) or "single"
+    # (one sandbox per state); cache hits count in neither.
+    self.graded: collections.Counter[str] = collections.Counter()
+
+  def _state_key(self, ws: pathlib.Path, task: Task) -> str:
+    """The cache key of a state: its files, the hidden tests and how they are run. The batch
+    path (`_run_batch`) and `run_state` must agree on it, or the batch's results go unread."""
+    return _tree_hash(ws, task.tests_dir, extra=json.dumps(
+        [task.test_command, task.hidden_tests_dest, repr(task.environment), bool(self.evaluator)]))
 
   def run_state(self, task: Task, *, reference: bool) -> dict[str, Any]:
     """Runs the hidden tests on the initial (or reference) state; returns a report dict
@@ -192,8 +202,7 @@ class TaskVerifier:
       shutil.copytree(task.repo_dir, ws, symlinks=True)
       if reference:
         apply_patch(ws, task.solution_patch or "")
-      key = _tree_hash(ws, task.tests_dir, extra=json.dumps(
-          [task.test_command, task.hidden_tests_dest, repr(task.environment), bool(self.evaluator)]))
+      key = self._state_key(ws, task)
       if key in self._cache:
         return self._cache[key]
       if self.evaluator is not None:
@@ -209,6 +218,7 @@ class TaskVerifier:
                             pristine_dir=str(task.repo_dir), editable=task.grading_editable)
         result = report_dict(report)
       self._cache[key] = result
+      self.graded["single"] += 1
       return result
 
   def verify(self, task: Task) -> Verification:
@@ -252,7 +262,7 @@ class TaskVerifier:
     shutil.copytree(task.repo_dir, ws, symlinks=True)
     if reference:
       apply_patch(ws, task.solution_patch or "")
-    key = _tree_hash(ws, task.tests_dir, extra=f"{task.test_command}\0{task.hidden_tests_dest}")
+    key = self._state_key(ws, task)
     tests_dest = ws / task.hidden_tests_dest
     if task.hidden_tests_dest not in ("", ".") and tests_dest.exists():
       shutil.rmtree(tests_dest)
@@ -266,7 +276,12 @@ class TaskVerifier:
       for task in tasks:
         for reference in (True, False):
           state = base / f"s{len(jobs)}"
-          key = self._state_dir(task, state, reference=reference)
+          try:
+            key = self._state_dir(task, state, reference=reference)
+          except Exception:  # pylint: disable=broad-except
+            # A patch that does not apply: verify() reports it for this task alone.
+            shutil.rmtree(state, ignore_errors=True)
+            continue
           if key in self._cache or key in keys:
             shutil.rmtree(state)
             continue
@@ -277,6 +292,7 @@ class TaskVerifier:
         results = self._run_batch_dir(base, chunk_jobs, [k for k in keys[start:start + max_states]])
         for key, res in zip(keys[start:start + max_states], results):
           self._cache[key] = res
+        self.graded["batch"] += len(results)
 
   def _run_batch_dir(self, base: pathlib.Path, jobs: list[dict[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
     del keys
