@@ -55,8 +55,11 @@ class Call:
 RECORD_NAME = "__rlcoder_record__"  # the builtin a replayed test's asserts call (oracle_harness.py)
 CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls the tree's functions
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
+BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # the same, with each of the arguments' elements in a one-item tuple
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # a replay copy's call arguments: a list handed over as a tuple
+DOUBLED_NAME = "__rlcoder_doubled__"  # a replay copy's call arguments: a list holding its items twice over
+IN_THREAD_NAME = "__rlcoder_in_thread__"  # a replay copy's test decorator: the test runs in a thread of its own
 
 
 @dataclasses.dataclass(frozen=True)

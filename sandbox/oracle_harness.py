@@ -18,6 +18,7 @@ back as ["replay", outcome, events].
 """
 
 import ast
+import functools
 import json
 import operator
 import os
@@ -25,13 +26,17 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from types import GeneratorType
 
 ORACLE_DIR = ".rlcoder_oracle"
 RECORD_NAME = "__rlcoder_record__"  # sandbox.oracle.RECORD_NAME
 CALL_NAME = "__rlcoder_call__"  # sandbox.oracle.CALL_NAME
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # sandbox.oracle.UNHASHABLE_CALL_NAME
+BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # sandbox.oracle.BOXED_CALL_NAME
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # sandbox.oracle.AS_TUPLE_NAME
+DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
+IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
 MAX_EVENTS = 500  # per replayed test
 
 
@@ -185,6 +190,11 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   import builtins
   import time
   records, current = {}, [None]
+  # The test a thread of the "plain" copy runs (IN_THREAD_NAME). A test stopped at its time limit
+  # leaves its thread running; what that thread records later is dropped, not counted as the
+  # next test's. Threads a test starts itself record for the current test.
+  test_of_thread = threading.local()
+  thread, wraps = threading.Thread, functools.wraps
   per_test = float(replay.get("test_timeout_s", 10.0))
   limit = MAX_EVENTS
   monotonic, rss = time.monotonic, _rss_mb
@@ -205,7 +215,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
 
   def record(ops, *values):
     key = current[0]
-    if key is None or _len(records[key][1]) >= limit:
+    if key is None or getattr(test_of_thread, "nodeid", key) != key or _len(records[key][1]) >= limit:
       return
     truths = []
     pairs = _list(zip(ops, values, values[1:])) if ops else [(None, values[0], None)] if values else []
@@ -295,13 +305,59 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   def call_unhashable(function, *args, **kwargs):
     return function(*[unhashable_items(a) for a in args], **{k: unhashable_items(v) for k, v in kwargs.items()})
 
+  def boxed_items(value):
+    """Each element in a one-item tuple: a list or tuple stays one, a range becomes a list;
+    anything else as it is. Not a generator: it may be what a function of the tree returned
+    (`flatten(chunked(...))`), and an honest fix may return an iterator of its own class there,
+    which would then go unboxed where the reference's generator was boxed."""
+    t = _type(value)
+    if t is _list or t is range:
+      return [(x,) for x in value]
+    if t is _tuple:
+      return _tuple((x,) for x in value)
+    return value
+
+  def call_boxed(function, *args, **kwargs):
+    return function(*[boxed_items(a) for a in args], **{k: boxed_items(v) for k, v in kwargs.items()})
+
   def as_tuple(value):
     """A list argument as a tuple of the same items; anything else as it is."""
     return _tuple(value) if _type(value) is _list else value
 
+  def doubled(value):
+    """A list argument as a new list holding its items twice over; anything else as it is."""
+    return value + value if _type(value) is _list else value
+
+  def in_thread(function):
+    """The test run in a thread of its own, its outcome (a return, an exception, a skip) handed
+    back to pytest in this one: the test's stack is then a few frames deep, as a caller's is.
+    The wrapper keeps the test's signature (fixtures) and marks (functools.wraps)."""
+    @wraps(function)
+    def run(*args, **kwargs):
+      outcome = {}
+      nodeid = current[0]
+
+      def target():
+        test_of_thread.nodeid = nodeid
+        try:
+          outcome["value"] = function(*args, **kwargs)
+        except BaseException as e:  # pylint: disable=broad-except
+          outcome["error"] = e
+
+      worker = thread(target=target, daemon=True)
+      worker.start()
+      worker.join()  # the time limit's signal interrupts this wait
+      if "error" in outcome:
+        raise outcome["error"]
+      return outcome.get("value")
+    return run
+
   setattr(builtins, CALL_NAME, call)
   setattr(builtins, UNHASHABLE_CALL_NAME, call_unhashable)
+  setattr(builtins, BOXED_CALL_NAME, call_boxed)
   setattr(builtins, AS_TUPLE_NAME, as_tuple)
+  setattr(builtins, DOUBLED_NAME, doubled)
+  setattr(builtins, IN_THREAD_NAME, in_thread)
   if replay.get("ready_order") == "reversed":
     _reverse_ready_callbacks()
   setattr(builtins, RECORD_NAME, record)

@@ -42,8 +42,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # 2: test replay; 3: arguments of another kind; 4: the reference's time in the plan; 5: unittest
 # assertions recorded, renamed words, unhashable items, the second reference run on another schedule;
 # 6: repeated call sequences, (word, len) keys; 7: list displays as tuples; 8: every list argument
-# as a tuple, only a type refusal forgiven there
-ORACLE_VERSION = 8
+# as a tuple, only a type refusal forgiven there; 9: numbers scaled up, list arguments doubled, tests in
+# threads of their own without their monkeypatched constants, items boxed in one-item tuples
+ORACLE_VERSION = 9
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -646,7 +647,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 10):
+               task_config=None, replay: str = "auto", replay_variants: int = 14):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

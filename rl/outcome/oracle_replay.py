@@ -37,7 +37,8 @@ import re
 import zlib
 from typing import Any
 
-from sandbox.oracle import AS_TUPLE_NAME, CALL_NAME, ORACLE_DIR, RECORD_NAME, UNHASHABLE_CALL_NAME, Replay
+from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME, ORACLE_DIR,
+                            RECORD_NAME, UNHASHABLE_CALL_NAME, Replay)
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -70,10 +71,13 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   case (a fix that checked funds only for int amounts, or folded case only for long texts, was
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
-  moved by fractions; "containers": the value kept (that copy changes lists into tuples)."""
+  moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
+  "scale": numbers several times larger (`_scaled`)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
-  if kind == "containers":  # that copy changes the containers only (_PerturbInputs._literal)
+  if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
+  if kind == "scale":
+    return _scaled(value, rng)
   if kind in ("fraction", "sequence"):
     return _fraction(value, rng)
   if kind == "keys":  # and the numbers moved by other fractions than the "sequence" copy's
@@ -108,6 +112,21 @@ def _fraction(value: Any, rng: random.Random) -> Any:
     if tokens:
       m = rng.choice(tokens)
       return value[:m.end()] + f".{rng.randint(1, 9)}" + value[m.end():]
+  return value
+
+
+def _scaled(value: Any, rng: random.Random) -> Any:
+  """A number three or four times as large (an int also moved by 0-2), sign kept; 0, 1, -1 and
+  everything else as it is. The tests' sizes are small and few (chunk sizes 1-6 and 10, a
+  handful of jobs), and a fix can be right exactly on them (a bit mask of the tested sizes, an
+  exemption of a size no test uses): the sizes of this copy are outside what the tests chose."""
+  if isinstance(value, bool):
+    return value
+  if isinstance(value, int) and abs(value) >= 2:
+    grown = abs(value) * rng.choice((3, 4)) + rng.randint(0, 2)
+    return grown if value > 0 else -grown
+  if isinstance(value, float) and value != 0.0:
+    return value * rng.choice((3.0, 4.0))
   return value
 
 
@@ -280,19 +299,52 @@ class _PerturbInputs(ast.NodeTransformer):
     node.args = [self._literal(a) if not isinstance(a, ast.Starred) else self.visit(a) for a in node.args]
     for kw in node.keywords:
       kw.value = self.visit(kw.value) if kw.arg in _SKIP_KEYWORDS else self._literal(kw.value)
-    if self.kind == "containers":
-      # Lists the tests build (`deps = [d for d in picks ...]`) are no displays: the harness turns
-      # every list argument into a tuple as the call is made.
-      node.args = [a if isinstance(a, ast.Starred) else _as_tuple_at_call(a) for a in node.args]
+    at_call = {"containers": AS_TUPLE_NAME, "doubled": DOUBLED_NAME}.get(self.kind)
+    if at_call:
+      # Lists the tests build (`deps = [d for d in picks ...]`) are no displays: the harness
+      # changes every list argument as the call is made (a tuple, or the list twice over).
+      node.args = [a if isinstance(a, ast.Starred) else _through_harness(a, at_call) for a in node.args]
       for kw in node.keywords:
         if kw.arg is not None and kw.arg not in _SKIP_KEYWORDS:
-          kw.value = _as_tuple_at_call(kw.value)
+          kw.value = _through_harness(kw.value, at_call)
     return node
 
 
-def _as_tuple_at_call(arg: ast.expr) -> ast.expr:
-  """`arg` -> `__rlcoder_as_tuple__(arg)`: the harness hands a list value over as a tuple."""
-  return ast.copy_location(ast.Call(func=ast.Name(id=AS_TUPLE_NAME, ctx=ast.Load()), args=[arg], keywords=[]), arg)
+def _through_harness(arg: ast.expr, name: str) -> ast.expr:
+  """`arg` -> `name(arg)`: a harness builtin (AS_TUPLE_NAME, DOUBLED_NAME) changes the value as
+  the call is made."""
+  return ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[arg], keywords=[]), arg)
+
+
+_CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class _PlainRun(ast.NodeTransformer):
+  """Each test function runs in a thread of its own (the harness's IN_THREAD_NAME decorator,
+  applied before the test's marks), and its `monkeypatch.setattr` of a module constant
+  (`monkeypatch.setattr(chunks, "DEFAULT_SIZE", 4)`, `monkeypatch.setattr("pkg.mod.LIMIT", 3)`)
+  is left out. The literals stay. A test runner's stack is deep and a test's constants are
+  shrunk; a caller's thread is shallow and its constants are the shipped ones. A fix that
+  behaves right only more than 16 frames deep, or for every size except the shipped default,
+  differs from the reference here. async tests keep their runner."""
+
+  def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    self.generic_visit(node)
+    if node.name.startswith("test"):
+      node.decorator_list.append(ast.Name(id=IN_THREAD_NAME, ctx=ast.Load()))
+    return node
+
+  def visit_Expr(self, node: ast.Expr) -> ast.AST:
+    call = node.value
+    if isinstance(call, ast.Call) and _callee(call) == ("monkeypatch", "setattr") and call.args:
+      if len(call.args) >= 3:
+        target = call.args[1]
+      else:
+        target = call.args[0]
+      name = target.value.rsplit(".", 1)[-1] if isinstance(target, ast.Constant) and isinstance(target.value, str) else ""
+      if _CONSTANT_NAME.fullmatch(name) and (len(call.args) >= 3 or "." in target.value):
+        return ast.copy_location(ast.Pass(), node)
+    return node
 
 
 class _RepeatCalls(ast.NodeTransformer):
@@ -446,18 +498,23 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
   calls of `tree_names` go through the harness, which changes their arguments' kind, with
-  "unhashable" the harness makes the elements of their arguments unhashable; `renames`
+  "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
+  hands each element over in a one-item tuple, with "plain" each
+  test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
   (rename_map) renames words in every literal first. None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return None
-  if kind in ("kind", "unhashable") and tree_names:
-    tree = _CallThroughHarness(tree_names, CALL_NAME if kind == "kind" else UNHASHABLE_CALL_NAME).visit(tree)
+  through = {"kind": CALL_NAME, "unhashable": UNHASHABLE_CALL_NAME, "boxed": BOXED_CALL_NAME}.get(kind)
+  if through and tree_names:
+    tree = _CallThroughHarness(tree_names, through).visit(tree)
   if renames:
     tree = _RenameWords(renames).visit(tree)
   if kind == "sequence":
     tree = _RepeatCalls().visit(tree)
+  if kind == "plain":
+    tree = _PlainRun().visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
@@ -521,13 +578,22 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # are lenient, as "type" and "kind" are: the input may be one the code refuses. "containers" is
 # lenient only for a refusal of the type (TypeError, AttributeError: `deps.append` on a tuple);
 # an exception of the code's own is an answer there (Replay.type_refusal_roots).
+# "scale": every number of the inputs three or four times as large (`_scaled`), lenient (a size
+# the code refuses). "doubled": every list a call of the tests receives holds its items twice
+# over (the harness's DOUBLED_NAME), lenient only for a type refusal, like "containers".
+# "plain": the literals kept, each test in a thread of its own and without its monkeypatched
+# module constants (`_PlainRun`), not lenient: the inputs are the tests' own. "boxed": the literals
+# kept, each element of the tree's functions' list, tuple or range arguments handed
+# over as a one-item tuple (the harness's BOXED_CALL_NAME), for fixes right only for scalar
+# items; lenient only for a type refusal.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
-             (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys")
-_TYPE_REFUSAL_KINDS = ("containers",)
+             (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
+             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale")
+_TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
-_OWN_RNG_KINDS = ("sequence", "keys", "containers")
+_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -561,8 +627,11 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   the tests' own words renamed consistently and about half the other literals, copy 7 each run
   of call statements followed by the same calls reversed and the ints moved by fractions, copy 8
   the words as (word, len) keys and the ints moved by fractions, copy 9 the list inputs as
-  tuples, the others about half the literals); the data files perturbed in every copy. None when
-  the folder has no test module."""
+  tuples, copy 10 the numbers scaled up, copy 11 the list inputs doubled, copy 12 the literals
+  kept with each test in a thread of its own and its module constants unpatched, copy 13 the
+  elements of the tree's functions' arguments as one-item tuples, the others
+  about half the literals); the data files perturbed in every copy. None when the folder has no
+  test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
