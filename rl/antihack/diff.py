@@ -23,15 +23,13 @@ import io
 import os
 import posixpath
 import re
-import threading
 import tokenize
 from typing import Any, Iterator, Mapping
 
 from rl.antihack.context import is_test_file
-
-# CPython 3.11's AST constructor is not thread-safe ("AST constructor recursion depth mismatch"
-# when two threads parse at once); rules run in grading threads.
-PARSE_LOCK = threading.Lock()
+# Every parse takes this lock: CPython 3.11's AST constructor is not thread-safe, and rules run in
+# grading threads (rl.parsing).
+from rl.parsing import PARSE_LOCK
 
 MAX_FILE_BYTES = 1 << 20  # read_workspace: larger files become Unreadable("oversized")
 

@@ -22,7 +22,7 @@ import re
 import secrets
 from typing import Any, Callable, Iterable, Sequence
 
-from rl import config_fields, registry
+from rl import config_fields, parsing, registry
 
 logger = logging.getLogger("rl.env.instrumentation")
 
@@ -127,7 +127,7 @@ def strip_marker_lines(output: str, nonce: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _canonical_marker_dumps(nonce: str) -> frozenset[str]:
-  return frozenset(ast.dump(ast.parse(marker_statement(s, nonce)).body[0]) for s in STAGES)
+  return frozenset(ast.dump(parsing.parse(marker_statement(s, nonce)).body[0]) for s in STAGES)
 
 
 def _is_marker_stmt(node: ast.AST, nonce: str) -> bool:
@@ -172,11 +172,11 @@ def strip_markers(tree: ast.AST, nonce: str) -> tuple[ast.AST, int]:
 def verify_equivalent(original: str, instrumented: str, nonce: str) -> tuple[bool, str]:
   """(True, "") when `instrumented` is `original` plus marker prints only; else (False, why)."""
   try:
-    original_tree = ast.parse(original)
+    original_tree = parsing.parse(original)
   except SyntaxError as e:
     return False, f"the original program does not parse: {e.msg} (line {e.lineno})"
   try:
-    new_tree = ast.parse(instrumented)
+    new_tree = parsing.parse(instrumented)
   except SyntaxError as e:
     return False, f"the instrumented program does not parse: {e.msg} (line {e.lineno})"
   stripped, removed = strip_markers(new_tree, nonce)
@@ -254,7 +254,7 @@ class Instrumenter:
 def _find_inserted(source: str, nonce: str) -> list[tuple[int, str]]:
   """(line, stage) of each marker statement in `source` (for backends that rewrite text)."""
   out = []
-  for node in ast.walk(ast.parse(source)):
+  for node in ast.walk(parsing.parse(source)):
     if _is_marker_stmt(node, nonce):
       stage = node.value.args[0].value.split("] ", 1)[1].split()[0]
       if stage in _STAGE_INDEX:
@@ -439,7 +439,7 @@ class ASTInstrumenter(Instrumenter):
   name = "ast"
 
   def _instrument(self, source, nonce):
-    tree = ast.parse(source)
+    tree = parsing.parse(source)
     lines = re.split(r"(?<=\n)|(?<=\r)(?!\n)", source)
     if lines and lines[-1] == "":
       lines.pop()
@@ -581,7 +581,7 @@ class LLMInstrumenter(Instrumenter):
     self.max_source_chars = int(max_source_chars)
 
   def _instrument(self, source, nonce):
-    ast.parse(source)  # an unparseable program is not worth a model call
+    parsing.parse(source)  # an unparseable program is not worth a model call
     if len(source) > self.max_source_chars:
       raise ValueError(f"program has {len(source)} characters, more than max_source_chars={self.max_source_chars}")
     reply = self.complete(llm_messages(source, nonce))
