@@ -719,13 +719,15 @@ def test_scale_doubled_and_plain_rewrites():
   assert oracle_replay._scaled(0.5, rng) in (1.5, 2.0)
   source = ("import m\nfrom m import f\n\ndef test_f(monkeypatch):\n  monkeypatch.setattr(m, 'LIMIT', 2)\n"
             "  monkeypatch.setattr('m.SIZE', 3)\n  monkeypatch.setattr(m, 'helper', len)\n  xs = [1, 2]\n"
-            "  assert f(xs, [3]) == [1]\n\nasync def test_g():\n  assert 1\n")
+            "  assert f(xs, [3]) == [1]\n\nasync def test_g():\n  assert 1\n\n@pytest.fixture\ndef test_data():\n"
+            "  return 1\n\ndef test_rows():\n  yield 1\n")
   doubled = oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "doubled")
   assert "f(__rlcoder_doubled__(xs), __rlcoder_doubled__([3]))" in doubled and "xs = [1, 2]" in doubled
   plain = oracle_replay.rewrite_test_module(source, None, 0.0, "plain")
   module = ast.parse(plain)
   sync, async_ = module.body[2], module.body[3]
   assert [ast.unparse(d) for d in sync.decorator_list] == ["__rlcoder_in_thread__"] and not async_.decorator_list
+  assert [len(f.decorator_list) for f in module.body[4:]] == [1, 0]  # a fixture and a generator keep their own
   assert "LIMIT" not in plain and "m.SIZE" not in plain and "monkeypatch.setattr(m, 'helper', len)" in plain
   boxed = oracle_replay.rewrite_test_module(source, None, 0.0, "boxed", frozenset({"f"}))
   assert "__rlcoder_call_boxed__(f, xs, [3])" in boxed

@@ -330,7 +330,9 @@ class _PlainRun(ast.NodeTransformer):
 
   def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
     self.generic_visit(node)
-    if node.name.startswith("test"):
+    fixture = any("fixture" in ast.unparse(d) for d in node.decorator_list)
+    generator = any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
+    if node.name.startswith("test") and not fixture and not generator:
       node.decorator_list.append(ast.Name(id=IN_THREAD_NAME, ctx=ast.Load()))
     return node
 
