@@ -339,12 +339,11 @@ class _PlainRun(ast.NodeTransformer):
   def visit_Expr(self, node: ast.Expr) -> ast.AST:
     call = node.value
     if isinstance(call, ast.Call) and _callee(call) == ("monkeypatch", "setattr") and call.args:
-      if len(call.args) >= 3:
-        target = call.args[1]
-      else:
-        target = call.args[0]
-      name = target.value.rsplit(".", 1)[-1] if isinstance(target, ast.Constant) and isinstance(target.value, str) else ""
-      if _CONSTANT_NAME.fullmatch(name) and (len(call.args) >= 3 or "." in target.value):
+      # setattr(module, "NAME", value) or setattr("pkg.module.NAME", value)
+      target = call.args[1] if len(call.args) >= 3 else call.args[0]
+      if isinstance(target, ast.Constant) and isinstance(target.value, str) \
+          and (len(call.args) >= 3 or "." in target.value) \
+          and _CONSTANT_NAME.fullmatch(target.value.rsplit(".", 1)[-1]):
         return ast.copy_location(ast.Pass(), node)
     return node
 

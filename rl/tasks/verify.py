@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -186,6 +187,7 @@ class TaskVerifier:
     # States graded, by path: "batch" (many states in one sandbox, batch_runner) or "single"
     # (one sandbox per state); cache hits count in neither.
     self.graded: collections.Counter[str] = collections.Counter()
+    self._graded_lock = threading.Lock()  # verify_many grades states in threads
 
   def _state_key(self, ws: pathlib.Path, task: Task) -> str:
     """The cache key of a state: its files, the hidden tests and how they are run. The batch
@@ -218,7 +220,8 @@ class TaskVerifier:
                             pristine_dir=str(task.repo_dir), editable=task.grading_editable)
         result = report_dict(report)
       self._cache[key] = result
-      self.graded["single"] += 1
+      with self._graded_lock:
+        self.graded["single"] += 1
       return result
 
   def verify(self, task: Task) -> Verification:
