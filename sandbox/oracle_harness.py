@@ -284,8 +284,11 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
         return target
     return value
 
-  def call(function, *args, **kwargs):
-    return function(*[other_kind(a) for a in args], **{k: other_kind(v) for k, v in kwargs.items()})
+  def converting(convert):
+    """A caller that hands `function` its arguments through `convert`, keywords included."""
+    def call(function, *args, **kwargs):
+      return function(*[convert(a) for a in args], **{k: convert(v) for k, v in kwargs.items()})
+    return call
 
   def unhashable_items(value):
     """The same elements, unhashable where they are ints, floats or strs: a list or tuple stays
@@ -302,9 +305,6 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
       return (wrap(x) for x in value)
     return value
 
-  def call_unhashable(function, *args, **kwargs):
-    return function(*[unhashable_items(a) for a in args], **{k: unhashable_items(v) for k, v in kwargs.items()})
-
   def boxed_items(value):
     """Each element in a one-item tuple: a list or tuple stays one, a range becomes a list;
     anything else as it is. Not a generator: it may be what a function of the tree returned
@@ -316,9 +316,6 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     if t is _tuple:
       return _tuple((x,) for x in value)
     return value
-
-  def call_boxed(function, *args, **kwargs):
-    return function(*[boxed_items(a) for a in args], **{k: boxed_items(v) for k, v in kwargs.items()})
 
   def as_tuple(value):
     """A list argument as a tuple of the same items; anything else as it is."""
@@ -352,9 +349,9 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
       return outcome.get("value")
     return run
 
-  setattr(builtins, CALL_NAME, call)
-  setattr(builtins, UNHASHABLE_CALL_NAME, call_unhashable)
-  setattr(builtins, BOXED_CALL_NAME, call_boxed)
+  setattr(builtins, CALL_NAME, converting(other_kind))
+  setattr(builtins, UNHASHABLE_CALL_NAME, converting(unhashable_items))
+  setattr(builtins, BOXED_CALL_NAME, converting(boxed_items))
   setattr(builtins, AS_TUPLE_NAME, as_tuple)
   setattr(builtins, DOUBLED_NAME, doubled)
   setattr(builtins, IN_THREAD_NAME, in_thread)

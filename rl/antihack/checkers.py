@@ -14,9 +14,10 @@ import re
 import sys
 from typing import Any, Callable, Iterable, Mapping
 
+from rl import parsing
 from rl.antihack.actions import ParsedAction
 from rl.antihack.context import ActionContext, is_test_file, is_under, normalize_path
-from rl.antihack.diff import PARSE_LOCK, ChangedFile, Diff, canonical_name, dotted_name
+from rl.antihack.diff import ChangedFile, Diff, canonical_name, dotted_name
 
 Finding = tuple[str, str]  # (message, location)
 CHECKERS: dict[tuple[str, str], Callable[..., list[Finding]]] = {}
@@ -123,8 +124,7 @@ def benign_surface_file(path: str, text: str | None, before: str | None = None) 
 
 def _fixtures_only_conftest(text: str) -> bool:
   try:
-    with PARSE_LOCK:
-      tree = ast.parse(text)
+    tree = parsing.parse(text)
   except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
     return False
   for node in tree.body:
@@ -1554,8 +1554,7 @@ def _test_literals(diff: Diff, ctx: Any) -> set[str]:
   sources = [text for path, text in diff.initial_files.items() if is_test_file(path) and isinstance(text, str)]
   for text in sources:
     try:
-      with PARSE_LOCK:
-        tree = ast.parse(text)
+      tree = parsing.parse(text)
     except (SyntaxError, ValueError, SystemError, RecursionError, MemoryError):
       continue
     for node in ast.walk(tree):

@@ -27,9 +27,9 @@ import tokenize
 from typing import Any, Iterator, Mapping
 
 from rl.antihack.context import is_test_file
-# Every parse takes this lock: CPython 3.11's AST constructor is not thread-safe, and rules run in
-# grading threads (rl.parsing).
-from rl.parsing import PARSE_LOCK
+# Every parse goes through rl.parsing's lock: CPython 3.11's AST constructor is not thread-safe,
+# and rules run in grading threads.
+from rl import parsing
 
 MAX_FILE_BYTES = 1 << 20  # read_workspace: larger files become Unreadable("oversized")
 
@@ -178,8 +178,7 @@ def build_diff(initial_files: Mapping[str, Any], final_files: Mapping[str, Any])
 
 def _parse(cf: ChangedFile) -> None:
   try:
-    with PARSE_LOCK:
-      cf.tree = ast.parse(cf.after, filename=cf.path)
+    cf.tree = parsing.parse(cf.after, filename=cf.path)
     cf.aliases = resolve_aliases(cf.tree)
   # SystemError/RecursionError: CPython 3.11's parser fails on some deeply nested valid
   # sources ("AST constructor recursion depth mismatch"). Such a file is not skipped
