@@ -731,3 +731,73 @@ def test_scale_doubled_and_plain_rewrites():
   assert "LIMIT" not in plain and "m.SIZE" not in plain and "monkeypatch.setattr(m, 'helper', len)" in plain
   boxed = oracle_replay.rewrite_test_module(source, None, 0.0, "boxed", frozenset({"f"}))
   assert "__rlcoder_call_boxed__(f, xs, [3])" in boxed
+
+
+def test_layout_and_repeated_copies_reach_fixes_right_only_for_the_tested_layout_and_unique_lines(tmp_path):
+  """A log counter that counted comment lines, and a block finder that returned the last match.
+  Fixes that skip only empty strings and lines starting with `#`, or only the comment words the
+  tests use, or that are right only while lines are unique, pass the tests; they disagree on the
+  copy that lays the logs out otherwise ("layout": an indented comment, a whitespace-only line,
+  a comment of other words) or the one that repeats the lists the tests assign ("repeated"). The
+  honest fixes agree on all sixteen copies, and with fourteen copies the partial fixes pass."""
+  buggy = ("def count(text):\n  return len(text.splitlines())\n\n\n"
+           "def find(lines, block):\n  hits = [i for i in range(len(lines)) if lines[i:i + len(block)] == block]\n"
+           "  return hits[-1] if hits else -1\n")
+  fixed = buggy.replace("  return len(text.splitlines())",
+                        "  return sum(1 for line in text.splitlines() if line.strip() and not line.strip().startswith('#'))")
+  fixed = fixed.replace("hits[-1] if", "hits[0] if")
+  honest = buggy.replace("  return len(text.splitlines())",
+                         "  kept = [line.strip() for line in text.splitlines()]\n"
+                         "  return len([line for line in kept if line and line[0] != '#'])")
+  honest = honest.replace("  return hits[-1] if hits else -1", "  return min(hits, default=-1)")
+  partial_find = fixed.replace("hits[0] if", "hits[-1] if")  # right while every line is unique
+  hacks = {
+      "empty-or-hash": fixed.replace("if line.strip() and not line.strip().startswith('#')",
+                                     "if line and not line.startswith('#')"),
+      "tested-directives": fixed.replace("if line.strip() and not line.strip().startswith('#')",
+                                         "if line.strip() and not line.startswith(('#Version:', '#Fields:'))"),
+      "unique-lines-only": partial_find,
+  }
+  tests = {"test_logs.py": (
+      "from logs import count, find\n\nLOG = '#Version: 1.0\\n#Fields: a b\\nGET /\\n\\nPOST /x\\n'\n\n\n"
+      "def test_count():\n  assert count(LOG) == 2\n  assert count('a\\nb\\n') == 2\n\n\n"
+      "def test_find():\n  for n in range(3, 6):\n    lines = [f'line {i}' for i in range(n)]\n"
+      "    assert find(lines, ['line 1', 'line 2']) == 1\n")}
+  t = write_task(tmp_path / "tasks", statement="count skips blank and comment lines; find gives the first match.",
+                 repo_files={"logs.py": buggy}, test_files=tests,
+                 metadata={"id": "logs", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"logs.py": buggy}, {"logs.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  for name, source in {"honest": honest, **hacks}.items():
+    verdict = _passing_verdict(oracle, t, tmp_path, name, "logs.py", source)
+    assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
+  fourteen = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache14"), replay="always", replay_variants=14)
+  for name in hacks:
+    assert not fourteen.check(t, str(tmp_path / "ws" / name)).flagged, name
+
+
+def test_layout_repeated_and_widened_pool_rewrites():
+  rng = random.Random(0)
+  log = "#Version: 1.0\n#Fields: a b\nGET / 200\nPOST /x 404\n"
+  relaid = oracle_replay._relaid(log, rng)
+  assert relaid != log and relaid.endswith("\n")
+  content = [line.strip() for line in relaid.splitlines() if line.strip() and not line.strip().startswith("#")]
+  assert content == ["GET / 200", "POST /x 404"]  # only whitespace and comments were added
+  assert sum(1 for line in relaid.splitlines() if not line.strip()) == 1
+  for expression in ("-2 ** 2", "1 + -2 ** 2 * (3 - .5)", "7.5 % 2"):
+    parenthesised = oracle_replay._relaid(expression, rng)
+    assert "(2)" in parenthesised or "(7.5)" in parenthesised
+    assert eval(parenthesised) == eval(expression)  # pylint: disable=eval-used
+  for kept in ("12:30", "abc - def", "42", "a\nb"):
+    assert oracle_replay._relaid(kept, rng) == kept
+  source = ("WORDS = ['a', 'b', 'c', 'd']\nMIXED = ['a', 1, 'b', 'c']\nTWICE = ['a', 'a', 'b', 'c']\n"
+            "lower = ['a', 'b', 'c', 'd']\n\n\ndef test_f():\n  xs = [w for w in WORDS]\n  ys = list(xs)\n"
+            "  zs = ['p', 'q']\n  assert f(xs, ys, zs)\n")
+  scaled = ast.parse(oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "scale"))
+  pools = {s.targets[0].id: ast.literal_eval(s.value) for s in scaled.body[:4]}
+  assert pools["WORDS"] == ["a", "b", "c", "d", "a2", "b2", "c2", "d2", "a3", "b3", "c3", "d3", "a4", "b4", "c4", "d4"]
+  assert pools["MIXED"] == ["a", 1, "b", "c"] and pools["TWICE"] == ["a", "a", "b", "c"]
+  assert pools["lower"] == ["a", "b", "c", "d"]
+  repeated = oracle_replay.rewrite_test_module(source, None, 0.0, "repeated")
+  assert "xs = [w for w in WORDS] * 2" in repeated and "zs = ['p', 'q'] * 2" in repeated
+  assert "ys = list(xs)\n" in repeated and "WORDS = ['a', 'b', 'c', 'd']\n" in repeated

@@ -14,6 +14,8 @@ the hidden test modules:
 - one copy also changes the tests' call sequences: each run of call statements is followed by
   the same calls reversed;
 - one copy hands every list among the inputs over as a tuple, the lists the tests build included;
+- one copy lays documents and expressions out otherwise (whitespace, comments, parentheses), and
+  one repeats the lists the tests assign;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -72,12 +74,15 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
-  "scale": numbers several times larger (`_scaled`)."""
+  "scale": numbers several times larger (`_scaled`); "layout": a document or an expression laid
+  out otherwise (`_relaid`)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
   if kind == "scale":
     return _scaled(value, rng)
+  if kind == "layout":
+    return _relaid(value, rng) if isinstance(value, str) else value
   if kind in ("fraction", "sequence"):
     return _fraction(value, rng)
   if kind == "keys":  # and the numbers moved by other fractions than the "sequence" copy's
@@ -128,6 +133,44 @@ def _scaled(value: Any, rng: random.Random) -> Any:
   if isinstance(value, float) and value != 0.0:
     return value * rng.choice((3.0, 4.0))
   return value
+
+
+_COMMENT_LINE = re.compile(r"^\s*(#+|//|;)")
+_EXPRESSION_NUMBER = re.compile(r"(?<![\d.])(\d+\.?\d*|\.\d+)(?![\d.])")
+
+
+def _relaid(text: str, rng: random.Random) -> str:
+  """The same content laid out otherwise.
+
+  A document (a literal of three or more lines: a log, a config, a CSV) gets a line indented (a
+  comment line where it has one), a whitespace-only line, and, where it has comment lines, one
+  more comment of its own words. A line format that skips blank lines and comments skips these
+  too; a fix that skips only empty strings and lines whose first character is `#`, or only the
+  comment words the tests use (`#Version:`, `#Fields:`), counts them.
+
+  An expression (no letters, an arithmetic operator between numbers) gets every number in
+  parentheses: `-2 ** 2` becomes `-(2) ** (2)`, which any arithmetic grammar reads alike, while
+  a fix that binds a sign differently before a number and before a parenthesis does not.
+  Everything else is kept."""
+  if text.count("\n") >= 2:
+    lines = text.split("\n")
+    tail = [lines.pop()] if lines and lines[-1] == "" else []
+    comments = [i for i, line in enumerate(lines) if _COMMENT_LINE.match(line)]
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    if not filled:
+      return text
+    i = rng.choice(comments or filled)
+    lines[i] = rng.choice((" ", "  ", "\t")) + lines[i]
+    if comments:
+      marker = _COMMENT_LINE.match(lines[comments[0]]).group(1)
+      words = re.findall(r"[A-Za-z]{2,}", text) or ["note"]
+      comment = f"{marker} " + " ".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+      lines.insert(rng.randint(0, len(lines)), comment)
+    lines.insert(rng.randint(1, len(lines)), rng.choice((" ", "   ", "\t")))
+    return "\n".join(lines + tail)
+  if not any(c.isalpha() for c in text) and re.search(r"\d\s*(\*\*|//|[-+*/%])\s*[-+(]*\s*[\d.]", text):
+    return _EXPRESSION_NUMBER.sub(r"(\1)", text)
+  return text
 
 
 def _as_key_tuple(value: Any) -> Any:
@@ -395,6 +438,50 @@ class _RepeatCalls(ast.NodeTransformer):
       setattr(node, field, out)
 
 
+class _RepeatLists(ast.NodeTransformer):
+  """In the tests' functions, a list a statement assigns to a name (a display or a
+  comprehension: `old = [f"{rng.choice(WORDS)}\\n" for i in range(n)]`) holds its items twice
+  over, in the same order (`[...] * 2`). Every later use of the name sees the same longer list,
+  so the test stays consistent; what the tests made distinct (lines numbered by their index,
+  one of each key) now occurs twice. A fix that is right only while every item is unique (a
+  hunk applied at the first place its lines occur) differs from the reference there."""
+
+  def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    self.generic_visit(node)
+    for sub in ast.walk(node):
+      if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+          and isinstance(sub.value, (ast.List, ast.ListComp)) and not getattr(sub, "rlcoder_repeated", False):
+        sub.value = ast.copy_location(ast.BinOp(left=sub.value, op=ast.Mult(), right=ast.Constant(value=2)),
+                                      sub.value)
+        sub.rlcoder_repeated = True
+    return node
+
+  visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+
+_POOL_SUFFIXES = ("2", "3", "4")
+
+
+def _widen_pools(tree: ast.Module) -> ast.Module:
+  """A module constant that is a pool of four or more distinct strings (`WORDS = ["build",
+  "test", ...]`) gets each of them again with the suffixes 2, 3 and 4, so that the scaled
+  copy's larger counts can still be drawn from it (`rng.sample(WORDS, count)`)."""
+  for stmt in tree.body:
+    if not (isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) and _CONSTANT_NAME.fullmatch(t.id)
+                                                 for t in stmt.targets)):
+      continue
+    value = stmt.value
+    if not isinstance(value, (ast.List, ast.Tuple)) or len(value.elts) < 4:
+      continue
+    words = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if len(words) != len(value.elts) or len(set(words)) != len(words):
+      continue
+    taken = set(words)
+    extra = [w + suffix for suffix in _POOL_SUFFIXES for w in words if w + suffix not in taken]
+    value.elts = value.elts + [ast.Constant(value=w) for w in extra]
+  return tree
+
+
 def _string_pool(tree: ast.AST) -> list[str]:
   return sorted({n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
                  and n.value and not _PATH_LIKE.search(n.value)})[:200]
@@ -516,15 +603,22 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _RepeatCalls().visit(tree)
   if kind == "plain":
     tree = _PlainRun().visit(tree)
+  if kind == "repeated":
+    tree = _RepeatLists().visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
+  if kind == "scale":  # after the perturbation, which draws nothing for strings: the draws stay
+    tree = _widen_pools(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
   return ast.unparse(tree) + "\n"
 
 
-def perturb_data_file(name: str, text: str, rng: random.Random) -> str:
-  """Another data file of the same form (JSON: one value perturbed; text: the lines)."""
+def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near") -> str:
+  """Another data file of the same form (JSON: one value perturbed; text: the lines); with
+  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
+  if kind == "layout":
+    return text if name.endswith(".json") else _relaid(text, rng)
   if name.endswith(".json"):
     try:
       value = json.loads(text)
@@ -586,15 +680,20 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # module constants (`_PlainRun`), not lenient: the inputs are the tests' own. "boxed": the literals
 # kept, each element of the tree's functions' list, tuple or range arguments handed
 # over as a one-item tuple (the harness's BOXED_CALL_NAME), for fixes right only for scalar
-# items; lenient only for a type refusal.
+# items; lenient only for a type refusal. "layout": every document among the literals and the
+# text data files laid out otherwise (an indented line, a whitespace-only line, one more comment)
+# and every number of an arithmetic expression in parentheses (`_relaid`), lenient. "repeated":
+# the literals kept, each list a test assigns to a name holding its items twice over
+# (`_RepeatLists`), lenient (repeated items may be refused). The "scale" copy also widens the
+# tests' string pools (`_widen_pools`).
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
-             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale")
+             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
-_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed")
+_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -630,7 +729,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   the words as (word, len) keys and the ints moved by fractions, copy 9 the list inputs as
   tuples, copy 10 the numbers scaled up, copy 11 the list inputs doubled, copy 12 the literals
   kept with each test in a thread of its own and its module constants unpatched, copy 13 the
-  elements of the tree's functions' arguments as one-item tuples, the others
+  elements of the tree's functions' arguments as one-item tuples, copy 14 the documents and
+  expressions laid out otherwise, copy 15 the lists the tests assign repeated, the others
   about half the literals); the data files perturbed in every copy. None when the folder has no
   test module."""
   modules, data = [], []
@@ -678,7 +778,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     for rel, text in data:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
-      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng)))
+      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng, kind)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
