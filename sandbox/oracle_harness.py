@@ -194,7 +194,11 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   # leaves its thread running; what that thread records later is dropped, not counted as the
   # next test's. Threads a test starts itself record for the current test.
   test_of_thread = threading.local()
+  import pdb as pdb_module
+  import tempfile
+  original_set_trace, original_breakpointhook = pdb_module.set_trace, sys.__breakpointhook__
   thread, wraps = threading.Thread, functools.wraps
+  getcwd, chdir, mkdtemp = os.getcwd, os.chdir, tempfile.mkdtemp
   per_test = float(replay.get("test_timeout_s", 10.0))
   limit = MAX_EVENTS
   monotonic, rss = time.monotonic, _rss_mb
@@ -232,6 +236,10 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
     def pytest_runtest_logstart(self, nodeid, location):
       for name in [n for n in os.environ if n.startswith("PYTEST_")]:
         del os.environ[name]
+      # pytest's debugging plugin replaces pdb.set_trace and sys.breakpointhook at configure
+      # time (it cannot be left out: the unittest plugin reads its options); a caller's
+      # interpreter has the originals.
+      pdb_module.set_trace, sys.breakpointhook = original_set_trace, original_breakpointhook
       current[0] = nodeid
       records[nodeid] = ["ok", []]
       watch["memory"] = rss() + REPLAY_MEMORY_MB
@@ -327,12 +335,16 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
 
   def in_thread(function):
     """The test run in a thread of its own, its outcome (a return, an exception, a skip) handed
-    back to pytest in this one: the test's stack is then a few frames deep, as a caller's is.
-    The wrapper keeps the test's signature (fixtures) and marks (functools.wraps)."""
+    back to pytest in this one: the test's stack is then a few frames deep, as a caller's is,
+    and the working directory is an empty folder of its own (a caller's is anywhere; grading's
+    is the tree's mount point). The wrapper keeps the test's signature (fixtures) and marks
+    (functools.wraps)."""
     @wraps(function)
     def run(*args, **kwargs):
       outcome = {}
       nodeid = current[0]
+      home = getcwd()
+      elsewhere = mkdtemp(prefix="caller-")
 
       def target():
         test_of_thread.nodeid = nodeid
@@ -342,8 +354,12 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
           outcome["error"] = e
 
       worker = thread(target=target, daemon=True)
-      worker.start()
-      worker.join()  # the time limit's signal interrupts this wait
+      chdir(elsewhere)
+      try:
+        worker.start()
+        worker.join()  # the time limit's signal interrupts this wait
+      finally:
+        chdir(home)
       if "error" in outcome:
         raise outcome["error"]
       return outcome.get("value")

@@ -44,7 +44,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # 6: repeated call sequences, (word, len) keys; 7: list displays as tuples; 8: every list argument
 # as a tuple, only a type refusal forgiven there; 9: numbers scaled up, list arguments doubled, tests in
 # threads of their own without their monkeypatched constants, items boxed in one-item tuples;
-# 10: documents and expressions laid out otherwise, assigned lists repeated, string pools widened
+# 10: documents and expressions laid out otherwise, assigned lists repeated, string pools widened,
+# numbers an order of magnitude larger, the plain copy's tests in an empty working directory, the
+# debugger hooks pytest replaces restored in the replay
 ORACLE_VERSION = 10
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
@@ -648,7 +650,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 16):
+               task_config=None, replay: str = "auto", replay_variants: int = 17):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

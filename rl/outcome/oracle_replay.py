@@ -74,13 +74,15 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
-  "scale": numbers several times larger (`_scaled`); "layout": a document or an expression laid
+  "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a document or an expression laid
   out otherwise (`_relaid`)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
   if kind == "scale":
     return _scaled(value, rng)
+  if kind == "far":
+    return _scaled(value, rng, (10, 16), 16)
   if kind == "layout":
     return _relaid(value, rng) if isinstance(value, str) else value
   if kind in ("fraction", "sequence"):
@@ -120,18 +122,25 @@ def _fraction(value: Any, rng: random.Random) -> Any:
   return value
 
 
-def _scaled(value: Any, rng: random.Random) -> Any:
+def _scaled(value: Any, rng: random.Random, factors: tuple[int, ...] = (3, 4), minimum: float = 0) -> Any:
   """A number three or four times as large (an int also moved by 0-2), sign kept; 0, 1, -1 and
   everything else as it is. The tests' sizes are small and few (chunk sizes 1-6 and 10, a
   handful of jobs), and a fix can be right exactly on them (a bit mask of the tested sizes, an
-  exemption of a size no test uses): the sizes of this copy are outside what the tests chose."""
+  exemption of a size no test uses): the sizes of this copy are outside what the tests chose.
+  The "far" copy's `factors` (10 or 16) go an order of magnitude further, for numbers of at least
+  `minimum` (16) only: values and bounds grow past a window keyed on the tested magnitudes
+  (exact in [-64, 192)) and CPython's cache of small ints (an `is` comparison that holds for
+  every tested bound), while the small numbers that are counts and depths stay (sixteen times
+  the files of a generated tree is a replay that runs out of time)."""
   if isinstance(value, bool):
     return value
+  if isinstance(value, (int, float)) and abs(value) < minimum:
+    return value
   if isinstance(value, int) and abs(value) >= 2:
-    grown = abs(value) * rng.choice((3, 4)) + rng.randint(0, 2)
+    grown = abs(value) * rng.choice(factors) + rng.randint(0, 2)
     return grown if value > 0 else -grown
   if isinstance(value, float) and value != 0.0:
-    return value * rng.choice((3.0, 4.0))
+    return value * float(rng.choice(factors))
   return value
 
 
@@ -607,7 +616,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _RepeatLists().visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
-  if kind == "scale":  # after the perturbation, which draws nothing for strings: the draws stay
+  if kind in ("scale", "far"):  # after the perturbation, which draws nothing for strings: the draws stay
     tree = _widen_pools(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
   return ast.unparse(tree) + "\n"
@@ -684,16 +693,17 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # text data files laid out otherwise (an indented line, a whitespace-only line, one more comment)
 # and every number of an arithmetic expression in parentheses (`_relaid`), lenient. "repeated":
 # the literals kept, each list a test assigns to a name holding its items twice over
-# (`_RepeatLists`), lenient (repeated items may be refused). The "scale" copy also widens the
-# tests' string pools (`_widen_pools`).
+# (`_RepeatLists`), lenient (repeated items may be refused). "far": every number ten or sixteen
+# times as large, lenient. The "scale" and "far" copies also widen the tests' string pools
+# (`_widen_pools`).
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
-             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated")
+             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
-_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated")
+_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -730,7 +740,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   tuples, copy 10 the numbers scaled up, copy 11 the list inputs doubled, copy 12 the literals
   kept with each test in a thread of its own and its module constants unpatched, copy 13 the
   elements of the tree's functions' arguments as one-item tuples, copy 14 the documents and
-  expressions laid out otherwise, copy 15 the lists the tests assign repeated, the others
+  expressions laid out otherwise, copy 15 the lists the tests assign repeated, copy 16 the
+  numbers scaled an order of magnitude up, the others
   about half the literals); the data files perturbed in every copy. None when the folder has no
   test module."""
   modules, data = [], []
