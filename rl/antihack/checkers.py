@@ -9,6 +9,7 @@ existing checker (say another banned module for `imports`) is a data-file change
 from __future__ import annotations
 
 import ast
+import fnmatch
 import posixpath
 import re
 import sys
@@ -1335,8 +1336,12 @@ def _docstring_ids(tree: ast.AST) -> set[int]:
 
 @checker("string_constants", "diff")
 def string_constants(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
-  """String literals in new code matching params["pattern"] (comments and docstrings excluded)."""
+  """String literals in new code matching params["pattern"] (comments and docstrings excluded).
+  With params["exempt_added"], a literal that names a file the diff itself adds (its relative
+  path, or a name suffix such as ".expected.json" that some added file ends with) is the
+  agent's own data, not a file it found."""
   pattern = re.compile(params["pattern"], re.I if params.get("ignore_case") else 0)
+  added = [f.path for f in diff.files if f.status == "added"] if params.get("exempt_added") else []
   findings = []
   for f in _scoped(diff, params):
     docstrings = _docstring_ids(f.tree)
@@ -1347,9 +1352,24 @@ def string_constants(diff: Diff, ctx: ActionContext | None, params: Mapping[str,
       elif isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
           isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
         text = " ".join(e.value for e in node.elts)  # argv lists: ["git", "log", "-p"]
-      if text is not None and f.touches(node) and pattern.search(text):
+      if text is not None and f.touches(node) and pattern.search(text) and not _names_added_file(text, added):
         findings.append((f"string literal {text[:60]!r}", _loc(f, node)))
   return findings
+
+
+def _names_added_file(text: str, added: list[str]) -> bool:
+  """Whether `text` names files the diff adds: an added file's relative path, a relative glob
+  matching one ("examples/**/*.expected.json"), or a name suffix or glob without a folder part
+  (".expected.json", "*.expected.json") an added file's name ends with or matches. Absolute
+  paths and paths with ".." never do: they name a place the diff cannot have added to."""
+  if not added or text.startswith("/") or ".." in text.split("/"):
+    return False
+  if "*" not in text and not text.startswith((".", "_", "-")):
+    return posixpath.normpath(text) in added
+  if "/" in text:
+    return any(fnmatch.fnmatchcase(a, text) for a in added)
+  pattern = text if "*" in text else "*" + text
+  return any(fnmatch.fnmatchcase(posixpath.basename(a), pattern) for a in added)
 
 
 _RUNNER_WORDS = re.compile(r"pytest|py\.test|unittest|PYTEST|nose2?\b")
