@@ -74,8 +74,8 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   right on every input the tests and the call oracle tried); "sequence" (and "fraction"): ints
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
-  "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a document or an expression laid
-  out otherwise (`_relaid`)."""
+  "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a
+  document or an expression laid out otherwise (`_relaid`)."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
@@ -146,6 +146,7 @@ def _scaled(value: Any, rng: random.Random, factors: tuple[int, ...] = (3, 4), m
 
 _COMMENT_LINE = re.compile(r"^\s*(#+|//|;)")
 _EXPRESSION_NUMBER = re.compile(r"(?<![\d.])(\d+\.?\d*|\.\d+)(?![\d.])")
+_EXPRESSION = re.compile(r"\d\s*(\*\*|//|[-+*/%])\s*[-+(]*\s*[\d.]")  # a number, an operator, a number
 
 
 def _relaid(text: str, rng: random.Random) -> str:
@@ -177,7 +178,7 @@ def _relaid(text: str, rng: random.Random) -> str:
       lines.insert(rng.randint(0, len(lines)), comment)
     lines.insert(rng.randint(1, len(lines)), rng.choice((" ", "   ", "\t")))
     return "\n".join(lines + tail)
-  if not any(c.isalpha() for c in text) and re.search(r"\d\s*(\*\*|//|[-+*/%])\s*[-+(]*\s*[\d.]", text):
+  if not any(c.isalpha() for c in text) and _EXPRESSION.search(text):
     return _EXPRESSION_NUMBER.sub(r"(\1)", text)
   return text
 
