@@ -457,13 +457,12 @@ class _RepeatLists(ast.NodeTransformer):
   hunk applied at the first place its lines occur) differs from the reference there."""
 
   def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-    self.generic_visit(node)
+    # One walk covers the functions nested in this one; they are not visited again.
     for sub in ast.walk(node):
       if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
-          and isinstance(sub.value, (ast.List, ast.ListComp)) and not getattr(sub, "rlcoder_repeated", False):
+          and isinstance(sub.value, (ast.List, ast.ListComp)):
         sub.value = ast.copy_location(ast.BinOp(left=sub.value, op=ast.Mult(), right=ast.Constant(value=2)),
                                       sub.value)
-        sub.rlcoder_repeated = True
     return node
 
   visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
