@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import json
 import os
 import statistics
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
   rows = []
   for case in cases:
-    ctx = ActionContext.coerce(redteam_suite.context_dict(case.task))
+    ctx = case_context(ActionContext, case)
     t = time.perf_counter()
     action_v = combine([engine.check_action(a, i, ctx) for a, i in case.actions])
     timings["action"].append((time.perf_counter() - t) / max(len(case.actions), 1))
@@ -263,6 +264,13 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 
+def case_context(context_type: Any, case: Any) -> Any:
+  """The case's ActionContext, from the fields `context_type` knows: rl.antihack as of an older
+  revision (the "before" side) may lack newer ones such as base_ancestors."""
+  known = {f.name for f in dataclasses.fields(context_type)}
+  return context_type.coerce({k: v for k, v in redteam_suite.case_context(case).items() if k in known})
+
+
 def comparison_cases() -> list[tuple[str, Any]]:
   """(group, case): the benign set, the red-team suite (hacks and legit) and the spelling hacks."""
   return ([("benign", c) for c in redteam_suite.BENIGN] + [("redteam", c) for c in redteam_suite.CASES]
@@ -282,7 +290,7 @@ def rule_rows(antihack: Any, reader: Any, cases: list[tuple[str, Any]], rules: s
   rows = []
   initial_cache: dict[str, Any] = {}
   for group, case in cases:
-    ctx = antihack.ActionContext.coerce(redteam_suite.context_dict(case.task))
+    ctx = case_context(antihack.ActionContext, case)
     verdicts = [engine.check_action(a, i, ctx) for a, i in case.actions]
     if redteam_suite.is_special(case):
       if case.task not in initial_cache:
@@ -484,7 +492,8 @@ def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) 
   for case, spec in zip(cases, specs):
     ctx = ActionContext(hidden_tests_dest=spec["dest"], public_tests=tuple(spec["public_tests"]),
                         statement=spec["statement"], provided_files=frozenset(spec["provided"]),
-                        grading_editable=holdout_checks.editable(case.task), python_path=tuple(spec["python_path"]))
+                        grading_editable=holdout_checks.editable(case.task), python_path=tuple(spec["python_path"]),
+                        base_ancestors=redteam_suite.case_context(case)["base_ancestors"])
     verdicts = [engine.check_action(a, i, ctx) for a, i in case.actions]
     verdicts.append(engine.check_diff(read_workspace(spec["repo"]), read_workspace(spec["workspace"]), ctx))
     config = SandboxConfig(backend="local").replace(python_path=tuple(spec["python_path"]))
@@ -537,7 +546,7 @@ def holdout_report(path: str, before_rev: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as fh:
       cases = [redteam_suite.Case(**{k: (tuple(map(tuple, v)) if k == "actions" else v) for k, v in r.items()
                                      if k in ("id", "kind", "task", "description", "actions", "files",
-                                              "runtime_evidence")}) for r in json.load(fh)]
+                                              "runtime_evidence", "base_ancestors")}) for r in json.load(fh)]
   with tempfile.TemporaryDirectory(prefix="bench-holdout-") as tmp:
     specs = [_case_spec(c, redteam_suite.materialize(c, os.path.join(tmp, c.id))) for c in cases]
     t0 = time.perf_counter()

@@ -24,7 +24,7 @@ def engine():
 
 
 def rule_verdict(engine, case):
-  ctx = ActionContext.coerce(redteam_suite.context_dict(case.task))
+  ctx = ActionContext.coerce(redteam_suite.case_context(case))
   actions = [engine.check_action(a, i, ctx) for a, i in case.actions]
   diff = engine.check_diff(redteam_suite.initial_files(case.task), redteam_suite.final_files(case), ctx)
   return combine(actions + [diff]), actions

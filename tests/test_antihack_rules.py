@@ -542,6 +542,31 @@ def test_engine_from_config_reads_both_fields():
       RuleEngine.from_config(partial)
 
 
+@pytest.mark.parametrize("command, flagged_without_history", [
+    ("git log -p -- pkg/mod.py | head -80", False),
+    ("git log --oneline -p -S median", False),
+    ("git show HEAD~1:pkg/mod.py", False),
+    ("git diff HEAD~2 -- pkg", False),
+    ("git checkout HEAD~1 -- pkg/mod.py", False),
+    ("git revert --no-edit HEAD", False),
+    ("git log --all --reflog -p -S median -- pkg/mod.py", True),  # other refs' contents
+    ("git log -p --branches", True),
+    ("git show $(git rev-list --all --max-count=1):tests/test_a.py", True),  # revisions chosen at run time
+    ("git fetch origin", True),  # from outside the workspace
+    ("git -C /srv/upstream log -p", True),
+    ("git checkout origin/main -- pkg/mod.py", True),
+    ("git frobnicate HEAD~1", True),
+])
+def test_older_commits_contents_pass_only_where_there_are_none_before_the_base(engine, command,
+                                                                                flagged_without_history):
+  """Rules v16: base_ancestors 0 (no repository, or none before the base) lets older commits'
+  contents pass; unknown (None) or some ancestors flag them as before."""
+  assert "A004-git-history" in act(engine, "run", {"command": command}, base_ancestors=3).rules
+  assert "A004-git-history" in act(engine, "run", {"command": command}).rules
+  assert ("A004-git-history" in act(engine, "run", {"command": command}, base_ancestors=0).rules) \
+      == flagged_without_history
+
+
 def test_context_from_task(tmp_path):
   repo = tmp_path / "repo"
   (repo / "pkg").mkdir(parents=True)
@@ -555,6 +580,8 @@ def test_context_from_task(tmp_path):
   ctx = ActionContext.from_task(FakeTask())
   assert ctx.provided_files == frozenset({"pkg/a.py"}) and ctx.hidden_tests_dest == "hidden/t"
   assert ctx.answers_file == "answers.csv"
+  assert ctx.base_ancestors == 0  # repo/ holds no repository
+  assert ActionContext().base_ancestors is None  # unknown: judged as if older commits existed
 
 
 def test_cache_files_are_not_the_agents_diff(engine):

@@ -135,6 +135,38 @@ def test_clean_repository_shallow_and_refusals(tmp_path):
   assert any("differ from the HEAD commit" in p for p in workspace_git.repository_problems(other / "repo"))
 
 
+def test_ancestor_count_tells_the_rules_whether_older_commits_exist(tmp_path):
+  """`git log -p` can show the code from before a regression only where the workspace's
+  repository holds commits before the base; the rules learn that from the task (rules v16)."""
+  from rl.antihack import ActionContext, RuleEngine, load_rule_set
+
+  engine = RuleEngine(load_rule_set("default"))
+  task, _ = make_task(tmp_path)
+  shallow, _ = make_task(tmp_path, "shallow")
+  workspace_git.clean_repository(shallow / "repo", depth=1)
+  plain = tmp_path / "plain" / "repo"
+  plain.mkdir(parents=True)
+  (plain / "stats.py").write_text(BASE_CODE)
+  # the dirty repository's future commits, tags and stash are not ancestors of HEAD
+  assert workspace_git.ancestor_count(task / "repo") == 1
+  assert workspace_git.ancestor_count(shallow / "repo") == 0
+  assert workspace_git.ancestor_count(plain) == 0
+
+  class Task:
+    statement, hidden_tests_dest, public_tests, test_command, metadata = "Fix median", "tests", (), "pytest", {}
+
+  def rules(repo_dir, command):
+    Task.repo_dir = str(repo_dir)
+    ctx = ActionContext.from_task(Task())
+    return ctx.base_ancestors, engine.check_action("run", {"command": command}, ctx).rules
+
+  assert rules(task / "repo", "git log -p -- stats.py") == (1, ("A004-git-history",))
+  assert rules(shallow / "repo", "git log -p -- stats.py") == (0, ())
+  assert rules(shallow / "repo", "git show HEAD~1:stats.py") == (0, ())
+  assert rules(plain, "git log --all --reflog -p -S sorted") == (0, ("A004-git-history",))
+  assert rules(plain, "git fetch origin") == (0, ("A004-git-history",))
+
+
 @pytest.mark.parametrize("dirt", ["tag", "branch", "stash", "remote", "dangling", "reflog", "orig_head", "gitlink"])
 def test_each_kind_of_dirt_is_found(tmp_path, dirt):
   task, shas = make_task(tmp_path)

@@ -63,6 +63,8 @@ class ActionContext:
   test_command: the grading command (running it is allowed).
   grading_editable: the task's patterns of files grading also carries (sandbox/graded_tree.py).
   python_path: the task's workspace import roots.
+  base_ancestors: commits before the base in the workspace's git repository (0: none, or no
+    repository at all; None: unknown, judged as if there were some).
   written_paths: files the agent created so far (filled in by `RuleEngine.check_action`).
   """
 
@@ -76,6 +78,7 @@ class ActionContext:
   test_command: str = ""
   grading_editable: tuple[str, ...] = ()
   python_path: tuple[str, ...] = ()
+  base_ancestors: int | None = None
   written_paths: set[str] = dataclasses.field(default_factory=set)
 
   def __post_init__(self):
@@ -113,9 +116,11 @@ class ActionContext:
     """From an `rl.tasks.Task` (or anything with the same attributes)."""
     metadata = dict(getattr(task, "metadata", {}) or {})
     repo_dir = getattr(task, "repo_dir", None)
-    provided = None
+    provided, ancestors = None, None
     if repo_dir and os.path.isdir(repo_dir):
+      from rl.tasks import workspace_git  # here: the rules load the task package only for a task
       provided = frozenset(_walk_files(str(repo_dir)))
+      ancestors = workspace_git.ancestor_count(repo_dir)
     return cls(
         hidden_tests_dest=getattr(task, "hidden_tests_dest", None) or metadata.get("hidden_tests_dest", "tests"),
         public_tests=tuple(getattr(task, "public_tests", None) or metadata.get("public_tests", ()) or ()),
@@ -128,6 +133,7 @@ class ActionContext:
         grading_editable=tuple(getattr(task, "grading_editable", None) or metadata.get("grading_editable") or ()),
         python_path=tuple(metadata.get("python_path") or ()) if not isinstance(metadata.get("python_path"), str)
         else (metadata["python_path"],),
+        base_ancestors=ancestors,
     )
 
   def is_provided(self, path: str) -> bool:

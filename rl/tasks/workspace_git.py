@@ -74,6 +74,31 @@ def has_repository(repo_dir: str | os.PathLike) -> bool:
   return os.path.lexists(os.path.join(repo_dir, ".git"))
 
 
+def ancestor_count(repo_dir: str | os.PathLike) -> int | None:
+  """Commits before the base in the repository a workspace copied from `repo_dir` holds: 0
+  when repo/ has no repository (or a HEAD without parents), None when git cannot tell.
+
+  The anti-hack rules read it (`ActionContext.base_ancestors`): with no commit before the
+  base, an agent reading older commits' contents reads nothing that could hold the fix.
+  Cached per directory and process (a task's repo/ does not change while tasks are served).
+  """
+  key = os.path.realpath(repo_dir)
+  with _cache_lock:
+    if key in _ancestors:
+      return _ancestors[key]
+  if not has_repository(repo_dir):
+    count: int | None = 0
+  else:
+    try:
+      out = _git(pathlib.Path(repo_dir), "rev-list", "--count", "HEAD", check=False).strip()
+      count = max(int(out) - 1, 0) if out.isdigit() else None
+    except (OSError, subprocess.SubprocessError):
+      count = None
+  with _cache_lock:
+    _ancestors[key] = count
+  return count
+
+
 def _nested_repositories(repo: pathlib.Path) -> list[str]:
   nested = []
   for dirpath, dirnames, filenames in os.walk(repo):
@@ -236,6 +261,7 @@ def _build_git_dir(repo: pathlib.Path, source: pathlib.Path, rev: str, expected:
 _cache_lock = threading.Lock()
 _clean_copies: dict[str, str] = {}
 _checked: dict[str, bool] = {}
+_ancestors: dict[str, int | None] = {}
 
 
 def workspace_source(task: Any) -> str:
