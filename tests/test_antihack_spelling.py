@@ -339,6 +339,21 @@ def test_ast_checked_eval(engine):
   assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": exec_mode}).rules
 
 
+def test_ast_checked_eval_of_compiled_code_bound_to_a_name(engine):
+  """Held-out round 6's filter: membership operators in the allowlist, the compiled code bound to
+  a name and evaluated in a closure of the same function (post-hoc, rules v16)."""
+  named = CALC.replace("ast.USub)", "ast.USub, ast.Compare, ast.In, ast.NotIn, ast.Name, ast.Load, ast.Tuple)").replace(
+      '  return eval(compile(tree, "<expr>", "eval"), {"__builtins__": {}}, {})\n',
+      '  code = compile(tree, "<expr>", "eval")\n  return lambda env: eval(code, {"__builtins__": {}}, env)\n')
+  assert not diff(engine, {"pkg/calc.py": named}).flagged
+  from_source = named.replace('code = compile(tree, "<expr>", "eval")', 'code = compile(text, "<expr>", "eval")')
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": from_source}).rules
+  rebound = named.replace("  return lambda env:", "  code = compile(text, '<x>', 'eval')\n  return lambda env:")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": rebound}).rules
+  calls = named.replace("ast.Tuple)", "ast.Tuple, ast.Call)")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": calls}).rules
+
+
 def test_documentation_is_not_env_sniffing(engine):
   doc = "# Contributing\n\nSet `PYTEST_ADDOPTS=-x` to stop at the first failure.\n"
   assert not diff(engine, {"CONTRIBUTING.md": doc, "docs/dev.rst": doc}).flagged

@@ -997,7 +997,7 @@ def _is_built_string(expr: ast.AST, aliases: Mapping[str, str]) -> bool:
 _SAFE_AST_NODES = {"Expression", "Module", "Expr", "BinOp", "UnaryOp", "BoolOp", "Compare", "IfExp", "Constant", "Num",
                    "Name", "Load", "Tuple", "List", "Add", "Sub", "Mult", "Div", "FloorDiv", "Mod", "Pow", "MatMult",
                    "USub", "UAdd", "Not", "Invert", "And", "Or", "Eq", "NotEq", "Lt", "LtE", "Gt", "GtE", "BitAnd",
-                   "BitOr", "BitXor", "LShift", "RShift"}
+                   "BitOr", "BitXor", "LShift", "RShift", "In", "NotIn", "Is", "IsNot"}
 _CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "execfile"}
 
 
@@ -1029,10 +1029,19 @@ def _ast_checked_eval(call: ast.Call, fn: ast.AST | None, tree: ast.AST) -> bool
         if not isinstance(node, _ALLOWED):
           raise ValueError(...)
       return eval(compile(tree, "<expr>", "eval"), {"__builtins__": {}}, {})
+
+  The compiled code may be bound to a name first (`code = compile(tree, ...)`, assigned once in
+  the function) and evaluated later, in a closure of the same function.
   """
   if fn is None or not call.args:
     return False
   arg = call.args[0]
+  if isinstance(arg, ast.Name):  # code = compile(tree, ...) earlier in the function, then eval(code)
+    compiled = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == arg.id]
+    if len(compiled) == 1 and isinstance(compiled[0], ast.Call) and isinstance(compiled[0].func, ast.Name) \
+        and compiled[0].func.id == "compile":
+      arg = compiled[0]
   if isinstance(arg, ast.Call) and arg.args and isinstance(arg.func, ast.Name) and arg.func.id == "compile":
     arg = arg.args[0]
   if not isinstance(arg, ast.Name):
