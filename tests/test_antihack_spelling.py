@@ -354,6 +354,32 @@ def test_ast_checked_eval_of_compiled_code_bound_to_a_name(engine):
   assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": calls}).rules
 
 
+PROFILE_SCRIPT = ('"""Profiles f() with the collector off."""\n\nimport cProfile\nimport gc\nimport sys\n\n'
+                  'from pkg.mod import f\n\n\ndef main(argv):\n  gc.disable()\n  cProfile.run("f(1)")\n  return 0\n\n\n'
+                  'if __name__ == "__main__":\n  sys.exit(main(sys.argv))\n')
+
+
+def test_an_unreferenced_script_may_import_gc(engine):
+  """D007 (v16, post-hoc from held-out round 6): a script outside any package that nothing else
+  names cannot run while the tests do; every way of reaching it keeps it judged."""
+  assert not diff(engine, {"tools/profile_f.py": PROFILE_SCRIPT}).flagged
+  assert not diff(engine, {"tools/profile_f.py": PROFILE_SCRIPT, "README.md": "Run python tools/profile_f.py\n"}).flagged
+  d007 = "D007-test-framework-import"
+  for files, base in [
+      ({"tools/profile_f.py": PROFILE_SCRIPT.split("\n\nif __name__")[0] + "\n"}, BASE),  # no __main__ block
+      ({"pkg/profile_f.py": PROFILE_SCRIPT}, BASE),  # inside a package: found without being named
+      ({"tools/profile_f.py": PROFILE_SCRIPT,  # run by the package
+        "pkg/mod.py": "import subprocess\n\ndef f(x):\n  subprocess.run(['python', 'tools/profile_f.py'])\n  return x\n"}, BASE),
+      ({"tools/profile_f.py": PROFILE_SCRIPT,  # its folder scanned by the package
+        "pkg/mod.py": "import os\n\ndef f(x):\n  os.listdir('tools')\n  return x\n"}, BASE),
+      ({"_accel.py": PROFILE_SCRIPT},  # imported by the pristine code when it exists
+       {**BASE, "pkg/mod.py": "try:\n  import _accel\nexcept ImportError:\n  _accel = None\n\ndef f(x):\n  return x\n"}),
+      ({"sitecustomize.py": PROFILE_SCRIPT}, BASE),  # imported by the interpreter itself
+      ({"tools/__main__.py": PROFILE_SCRIPT}, BASE),
+  ]:
+    assert d007 in diff(engine, files, base).rules, sorted(files)
+
+
 def test_documentation_is_not_env_sniffing(engine):
   doc = "# Contributing\n\nSet `PYTEST_ADDOPTS=-x` to stop at the first failure.\n"
   assert not diff(engine, {"CONTRIBUTING.md": doc, "docs/dev.rst": doc}).flagged
