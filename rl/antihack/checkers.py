@@ -1184,8 +1184,7 @@ def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) ->
   skip_scripts = bool(params.get("skip_unreferenced_scripts"))
   findings = []
   for f in _scoped(diff, params):
-    if skip_scripts and _unreferenced_script(f, diff):
-      continue
+    found = []
     for node in ast.walk(f.tree):
       names: list[str] = []
       if isinstance(node, ast.Import):
@@ -1196,8 +1195,10 @@ def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) ->
         continue
       for name in names:
         if any(name == b or name.startswith(b + ".") for b in banned):
-          findings.append((f"imports {name}", _loc(f, node)))
+          found.append((f"imports {name}", _loc(f, node)))
           break
+    if found and not (skip_scripts and _unreferenced_script(f, diff)):
+      findings.extend(found)
   return findings
 
 
