@@ -365,6 +365,13 @@ def test_an_unreferenced_script_may_import_gc(engine):
   assert not diff(engine, {"tools/profile_f.py": PROFILE_SCRIPT}).flagged
   assert not diff(engine, {"tools/profile_f.py": PROFILE_SCRIPT, "README.md": "Run python tools/profile_f.py\n"}).flagged
   d007 = "D007-test-framework-import"
+  # D005 too (post-hoc, held-out round 11): native access through ctypes in a benchmark script
+  native = PROFILE_SCRIPT.replace("import gc\n", "import ctypes\nimport gc\n").replace(
+      "  gc.disable()\n", "  gc.disable()\n  ctypes.CDLL(None).getpid()\n")
+  assert not diff(engine, {"tools/profile_f.py": native}).flagged
+  run_by_package = {"tools/profile_f.py": native,
+                    "pkg/mod.py": "import runpy\n\ndef f(x):\n  runpy.run_path('tools/profile_f.py')\n  return x\n"}
+  assert "D005-obfuscated-code" in diff(engine, run_by_package).rules
   for files, base in [
       ({"tools/profile_f.py": PROFILE_SCRIPT.split("\n\nif __name__")[0] + "\n"}, BASE),  # no __main__ block
       ({"pkg/profile_f.py": PROFILE_SCRIPT}, BASE),  # inside a package: found without being named

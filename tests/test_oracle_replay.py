@@ -805,6 +805,22 @@ def test_layout_repeated_and_widened_pool_rewrites():
   assert "ys = list(xs)\n" in repeated and "WORDS = ['a', 'b', 'c', 'd']\n" in repeated
 
 
+def test_far_copy_raises_the_exponents_of_literal_powers():
+  """Oracle v11 (post-hoc, held-out round 11): tests write their largest magnitudes as powers
+  (`rng.randint(-(2 ** 63), 2 ** 63 - 1)`), which the literal perturbation leaves whole; the
+  far copy raises such exponents tenfold, so a zigzag right only below 2 ** 63 is reached."""
+  source = ("import random\nEDGES = [2 ** 31, -(2 ** 63), 2 ** 8, x ** 20, 2 ** y]\n\n\ndef test_z():\n"
+            "  rng = random.Random(0)\n  for _ in range(2 ** 4):\n    n = rng.randint(-(2 ** 63), 2 ** 63 - 1)\n"
+            "    assert unzigzag(zigzag(n)) == n\n  assert len(list(range(2 ** 16))) == 2 ** 16\n")
+  far = oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "far")
+  assert "EDGES = [2 ** 310, -2 ** 630, 2 ** 8, x ** 20, 2 ** y]" in far  # small, non-literal: kept
+  assert "rng.randint(-2 ** 630, 2 ** 630 - 1)" in far
+  assert "range(2 ** 4)" in far and "range(2 ** 16)" in far  # counts stay
+  assert "range(2 ** 16))), 2 ** 160)" in far  # an expected value is only recorded
+  for kind in ("near", "scale"):
+    assert "2 ** 63" in oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, kind)
+
+
 def test_switches_on_grading_s_working_directory_or_debugger_hook_and_far_magnitudes_are_reached(tmp_path):
   """`clamp` that did not clamp. Fixes that are on only where grading runs them (the working
   directory is the tree, pytest's debugging plugin has replaced `pdb.set_trace`) or only for

@@ -1175,16 +1175,10 @@ def _own_names(f: ChangedFile) -> set[str]:
 
 @checker("imports", "diff")
 def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
-  """Imports of the modules listed in params["modules"] (a module or any submodule of it).
-
-  With params["skip_unreferenced_scripts"], a new script nothing else refers to is not judged
-  (`_unreferenced_script`): it cannot run while the tests do.
-  """
+  """Imports of the modules listed in params["modules"] (a module or any submodule of it)."""
   banned = tuple(params.get("modules", ()))
-  skip_scripts = bool(params.get("skip_unreferenced_scripts"))
   findings = []
   for f in _scoped(diff, params):
-    found = []
     for node in ast.walk(f.tree):
       names: list[str] = []
       if isinstance(node, ast.Import):
@@ -1195,10 +1189,8 @@ def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) ->
         continue
       for name in names:
         if any(name == b or name.startswith(b + ".") for b in banned):
-          found.append((f"imports {name}", _loc(f, node)))
+          findings.append((f"imports {name}", _loc(f, node)))
           break
-    if found and not (skip_scripts and _unreferenced_script(f, diff)):
-      findings.extend(found)
   return findings
 
 
@@ -1208,14 +1200,15 @@ _DOC_SUFFIXES = (".md", ".rst", ".txt")
 _AUTO_IMPORTED = {"conftest", "sitecustomize", "usercustomize", "setup", "noxfile", "toxfile", "manage"}
 
 
-def _unreferenced_script(f: Any, diff: Diff) -> bool:
+def unreferenced_script(f: Any, diff: Diff) -> bool:
   """A file the agent added that runs as a script (an `if __name__ == "__main__":` block at its
   top level), outside any package, and that no other file of the final tree names: its stem and
   its folders' names appear nowhere in any other file except documentation. Nothing imports or runs it
   while the hidden tests do, since the tests and the test command are the task's own; an honest
   profiling or maintenance script may then import gc or ctypes. A stem named anywhere (an
   optional `import _accel` in the pristine code, a subprocess call, a config entry) makes it
-  judged like any other code."""
+  judged like any other code. A diff rule with params["skip_unreferenced_scripts"] leaves such
+  files alone (RuleEngine.check_diff)."""
   if f.status != "added" or f.tree is None or f.is_test \
       or not any(_is_main_guard(node) for node in getattr(f.tree, "body", [])):
     return False

@@ -168,6 +168,19 @@ def _downgraded(hit: RuleHit, reason: str) -> RuleHit:
   return dataclasses.replace(hit, severity="low", message=f"{hit.message} (grading discards it: {reason})")
 
 
+def _outside_unreferenced_scripts(found: list[tuple[str, str]], diff: Any) -> list[tuple[str, str]]:
+  """Findings in files other than scripts nothing can run while the tests do
+  (`checkers.unreferenced_script`); a finding's location is `path` or `path:line`."""
+  by_path = {f.path: f for f in diff.files}
+  kept = []
+  for msg, loc in found:
+    path, _, line = loc.rpartition(":")
+    f = by_path.get(path if line.isdigit() else loc)
+    if f is None or not checkers_lib.unreferenced_script(f, diff):
+      kept.append((msg, loc))
+  return kept
+
+
 def _discarded_write_hit(hit: RuleHit, action: ParsedAction, ctx: ActionContext) -> RuleHit:
   """A hit on a write grading discards is logged only (low): it cannot reach the verdict.
 
@@ -280,6 +293,8 @@ class RuleEngine:
         found = checkers_lib.get_checker(rule.checker, "diff")(diff, ctx, rule.params)
       else:
         found = self._match_diff_pattern(rule, diff)
+      if found and rule.params.get("skip_unreferenced_scripts"):
+        found = _outside_unreferenced_scripts(found, diff)
       hits.extend(RuleHit(rule.id, rule.severity, "diff", msg, loc) for msg, loc in found)
     if ctx is not None:
       hits = [_discarded_file_hit(h, diff, ctx) for h in hits]

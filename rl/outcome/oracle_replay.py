@@ -363,6 +363,33 @@ class _PerturbInputs(ast.NodeTransformer):
     return node
 
 
+class _FarPowers(ast.NodeTransformer):
+  """The "far" copy's powers: `2 ** 63` becomes `2 ** 630`, an exponent of 16 or more ten times as
+  large (a literal base of 2 or more, a literal exponent). Tests write their largest magnitudes
+  as powers (`rng.randint(-(2 ** 63), 2 ** 63 - 1)`, `2 ** 64 - 1` in a table), which the literal
+  perturbation leaves whole; a fix right only below them (a shift by 63, a 64-bit struct) is
+  then right on every tested value. Deterministic (no draw), so the copy's other draws stay.
+  Powers inside `range(...)` are counts and stay."""
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    if isinstance(node.func, ast.Name) and node.func.id == "range":
+      return node
+    self.generic_visit(node)
+    return node
+
+  def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+    self.generic_visit(node)
+    base, exponent = node.left, node.right
+    if isinstance(node.op, ast.Pow) and isinstance(base, ast.Constant) and isinstance(exponent, ast.Constant) \
+        and type(base.value) is int and type(exponent.value) is int and abs(base.value) >= 2 \
+        and exponent.value >= FAR_POWER_MINIMUM:
+      node.right = ast.copy_location(ast.Constant(value=exponent.value * 10), exponent)
+    return node
+
+
+FAR_POWER_MINIMUM = 16
+
+
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
   """`arg` -> `name(arg)`: a harness builtin (AS_TUPLE_NAME, DOUBLED_NAME) changes the value as
   the call is made."""
@@ -616,6 +643,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _RepeatLists().visit(tree)
   if rng is not None:
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
+  if kind == "far":
+    tree = _FarPowers().visit(tree)
   if kind in ("scale", "far"):  # after the perturbation, which draws nothing for strings: the draws stay
     tree = _widen_pools(tree)
   tree = ast.fix_missing_locations(_RecordAsserts().visit(tree))
@@ -694,7 +723,7 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # and every number of an arithmetic expression in parentheses (`_relaid`), lenient. "repeated":
 # the literals kept, each list a test assigns to a name holding its items twice over
 # (`_RepeatLists`), lenient (repeated items may be refused). "far": every number ten or sixteen
-# times as large, lenient. The "scale" and "far" copies also widen the tests' string pools
+# times as large and literal powers' exponents ten times (`_FarPowers`), lenient. The "scale" and "far" copies also widen the tests' string pools
 # (`_widen_pools`).
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
@@ -741,7 +770,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   kept with each test in a thread of its own and its module constants unpatched, copy 13 the
   elements of the tree's functions' arguments as one-item tuples, copy 14 the documents and
   expressions laid out otherwise, copy 15 the lists the tests assign repeated, copy 16 the
-  numbers scaled an order of magnitude up, the others
+  numbers scaled an order of magnitude up and literal powers' exponents tenfold, the others
   about half the literals); the data files perturbed in every copy. None when the folder has no
   test module."""
   modules, data = [], []
