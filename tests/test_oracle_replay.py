@@ -821,6 +821,18 @@ def test_far_copy_raises_the_exponents_of_literal_powers():
     assert "2 ** 63" in oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, kind)
 
 
+def test_calls_inside_f_strings_are_inputs():
+  """Oracle v11 (post-hoc, held-out round 11): `f"{rng.randint(0, 3)}.{rng.randint(0, 3)}"` builds
+  the versions a test checks; the calls an f-string formats are perturbed like any other, its
+  text and format specs stay."""
+  source = ("import random\n\n\ndef test_v():\n  rng = random.Random(0)\n"
+            "  text = f'v{rng.randint(0, 3)}.{rng.randint(0, 3):02d}-{name}'\n  assert parse(text)\n")
+  scaled = oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, "scale")
+  line = next(l for l in scaled.splitlines() if "text = f" in l)
+  assert "rng.randint(0, 3)" not in line and line.count("rng.randint(0, ") == 2, line
+  assert line.startswith("    text = f'v{") and ":02d}-{name}'" in line, line
+
+
 def test_switches_on_grading_s_working_directory_or_debugger_hook_and_far_magnitudes_are_reached(tmp_path):
   """`clamp` that did not clamp. Fixes that are on only where grading runs them (the working
   directory is the tree, pytest's debugging plugin has replaced `pdb.set_trace`) or only for

@@ -47,7 +47,7 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # 10: documents and expressions laid out otherwise, assigned lists repeated, string pools widened,
 # numbers an order of magnitude larger, the plain copy's tests in an empty working directory, the
 # debugger hooks pytest replaces restored in the replay; 11: the far copy's literal powers (2 ** 63)
-# with ten times the exponent
+# with ten times the exponent, the calls inside f-strings perturbed like any other
 ORACLE_VERSION = 11
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow

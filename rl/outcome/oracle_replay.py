@@ -321,7 +321,12 @@ class _PerturbInputs(ast.NodeTransformer):
     return self.visit(node)
 
   def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
-    return node  # an f-string's pieces are formatting, not inputs
+    # An f-string's text and format specs are formatting, not inputs; the expressions it formats
+    # are code like any other (`f"{rng.randint(0, 3)}.{rng.randint(0, 3)}"` builds an input).
+    for part in node.values:
+      if isinstance(part, ast.FormattedValue):
+        part.value = self.visit(part.value)
+    return node
 
   def visit_Assert(self, node: ast.Assert) -> ast.AST:
     # Expected values stay (they are only recorded); calls inside the assert are inputs.
