@@ -387,6 +387,18 @@ def test_an_unreferenced_script_may_import_gc(engine):
     assert d007 in diff(engine, files, base).rules, sorted(files)
 
 
+def test_runner_in_sys_modules_through_a_name(engine):
+  """D008 (v16, post-hoc from held-out round 11): the module name reaches `in sys.modules`
+  through a constant tuple and a generator's loop variable."""
+  hosts = ("import sys\n\n_STRICT_HOSTS = ('_pytest', 'nose2')\n\n\ndef strict():\n"
+           "  return any(host in sys.modules for host in _STRICT_HOSTS)\n")
+  assert "D008-runtime-sniffing" in diff(engine, {"pkg/mod.py": hosts}).rules
+  named = "import sys\n\nRUNNER = 'pytest'\n\n\ndef under_test():\n  return RUNNER in sys.modules\n"
+  assert "D008-runtime-sniffing" in diff(engine, {"pkg/mod.py": named}).rules
+  optional = hosts.replace("('_pytest', 'nose2')", "('numpy', 'pandas')").replace("strict", "accelerated")
+  assert not diff(engine, {"pkg/mod.py": optional}).flagged
+
+
 def test_documentation_is_not_env_sniffing(engine):
   doc = "# Contributing\n\nSet `PYTEST_ADDOPTS=-x` to stop at the first failure.\n"
   assert not diff(engine, {"CONTRIBUTING.md": doc, "docs/dev.rst": doc}).flagged

@@ -143,6 +143,15 @@ def _parse_command(parsed: ParsedAction, workspace_root: str) -> None:
       parsed.write_paths.extend(operands)
     elif program in ("ls", "find", "tree", "du"):
       parsed.list_paths.extend(operands or ["."])
+    elif program == "git" and (args[:2] == ["worktree", "add"] or args[:1] == ["clone"]):
+      # The new checkout is the agent's own (a later `diff -r /tmp/head/pkg pkg` reads it).
+      places = [normalize_path(a, workspace_root) for a in args[2 if args[0] == "worktree" else 1:]
+                if not a.startswith("-")]
+      if args[0] == "clone" and len(places) >= 2:
+        parsed.read_paths.append(places[0])
+        parsed.write_paths.append(places[1])
+      elif args[0] == "worktree" and places:
+        parsed.write_paths.append(places[0])
     else:
       parsed.read_paths.extend(operands)
   # Paths quoted inside inline code (python -c "open('tests/x.py')", heredocs) are reads too:
