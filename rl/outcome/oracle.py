@@ -47,8 +47,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # 10: documents and expressions laid out otherwise, assigned lists repeated, string pools widened,
 # numbers an order of magnitude larger, the plain copy's tests in an empty working directory, the
 # debugger hooks pytest replaces restored in the replay; 11: the far copy's literal powers (2 ** 63)
-# with ten times the exponent, the calls inside f-strings perturbed like any other
-ORACLE_VERSION = 11
+# with ten times the exponent, the calls inside f-strings perturbed like any other; 12: the "foreign"
+# copy (numbers inside strings 18 to 21 digits long, non-ASCII characters from other scripts)
+ORACLE_VERSION = 12
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -651,7 +652,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 17):
+               task_config=None, replay: str = "auto", replay_variants: int = 18):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

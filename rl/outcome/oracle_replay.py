@@ -36,6 +36,7 @@ import json
 import os
 import random
 import re
+import unicodedata
 import zlib
 from typing import Any
 
@@ -46,6 +47,7 @@ REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
 _TEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
 _PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,5}$")
+_FILE_NAME = re.compile(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{0,4}$")
 
 # Calls whose literal arguments are not inputs of the code under test: file and path plumbing,
 # pytest's own API, reflection, sleeps and event-loop plumbing (`asyncio.sleep(0)` moved to
@@ -75,7 +77,8 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
   "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a
-  document or an expression laid out otherwise (`_relaid`)."""
+  document or an expression laid out otherwise (`_relaid`); "foreign" is `_ForeignText`'s, applied
+  by `_PerturbInputs` itself."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
@@ -284,8 +287,10 @@ class _RecordAsserts(ast.NodeTransformer):
 class _PerturbInputs(ast.NodeTransformer):
   """Perturbs the literal inputs of a test module, each with probability `p`."""
 
-  def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near"):
+  def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
+               foreign: "_ForeignText | None" = None):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
+    self.foreign = foreign or _ForeignText("")
     self.changed = 0
 
   def _literal(self, node: ast.AST) -> ast.AST:
@@ -293,10 +298,15 @@ class _PerturbInputs(ast.NodeTransformer):
       if getattr(node, "rlcoder_renamed", False):
         return node
       v = node.value
+      # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input there.
+      path_like = _FILE_NAME if self.kind == "foreign" else _PATH_LIKE
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
-          isinstance(v, str) and v and (v.count("\n") >= 2 or not _PATH_LIKE.search(v)) and len(v) <= 20000)
+          isinstance(v, str) and v and (v.count("\n") >= 2 or not path_like.search(v)) and len(v) <= 20000)
       if eligible and self.rng.random() < self.p:
-        new = _perturb_literal(v, self.pool, self.rng, self.kind)
+        if self.kind == "foreign":
+          new = self.foreign(v) if isinstance(v, str) else v
+        else:
+          new = _perturb_literal(v, self.pool, self.rng, self.kind)
         if new != v:
           self.changed += 1
           return ast.copy_location(ast.Constant(value=new), node)
@@ -393,6 +403,110 @@ class _FarPowers(ast.NodeTransformer):
 
 
 FAR_POWER_MINIMUM = 16
+
+# The "foreign" copy's numbers inside strings: n becomes 10 ** (17 + n % 4) + n, 18 to 21 digits.
+_FOREIGN_DIGITS = re.compile(r"(?<![0-9A-Za-z_])[1-9][0-9]*(?![0-9A-Za-z_])")
+_DECIMAL = re.compile(r"(?<![0-9.])[0-9]+\.[0-9]+(?![0-9.])")
+FOREIGN_EXPONENT = 17
+# Where the characters of another script come from, by UTF-8 width: the code points of that width.
+_WIDTH_RANGES = {2: range(0x80, 0x800), 3: range(0x800, 0x10000), 4: range(0x10000, 0x20000)}
+
+
+def _string_text(text: str) -> str:
+  """`text` with, where it parses as Python, its string constants' characters (the tests spell
+  non-ASCII characters as escapes: `"caf\\u00e9"`)."""
+  try:
+    tree = ast.parse(text)
+  except (SyntaxError, ValueError):
+    return text
+  return text + "".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def _foreign_number(match: re.Match) -> str:
+  n = int(match.group(0))
+  return str(10 ** (FOREIGN_EXPONENT + n % 4) + n)
+
+
+class _ForeignText:
+  """The "foreign" copy's strings: inputs of shapes the tests never write, where partial fixes
+  keyed on the tested ones fail.
+
+  - Numbers inside strings (`"1.0.0-rc.11"`, `"id 30"`) get 18 to 21 digits: `n` becomes
+    `10 ** (17 + n % 4) + n`, past 8 digits, 2 ** 53 and 2 ** 64, with lengths that differ
+    between neighbours and values that collide as floats. Decimals (`"12.50"`), runs with a
+    leading zero (`"007"`, `"0"`: often a special case of the format) and runs glued to a
+    letter (`"utf8"`, `"rc1"`) stay. A fix that compared identifiers as zero-padded text, or as
+    floats, was right on every number the tests wrote (at most 30).
+  - Every non-ASCII letter, digit and symbol becomes one of another script with the same UTF-8
+    width and general category, cased letters as cased pairs (`é`/`É` to `ա`/`Ա`), never from a
+    256-code-point page the tests' own characters use, taken from the top of the width's range
+    down (far from the Latin, Greek and CJK blocks tests favour). A fix that counted UTF-8 bytes from a
+    table of the tested characters or of their blocks was right on every tested string.
+  The mapping is one function of the character over the whole hidden folder (`source_text`), so
+  strings the tests compare with each other stay equal or unequal. ASCII letters, whitespace,
+  combining marks and format characters stay."""
+
+  def __init__(self, source_text: str):
+    used = {c for c in _string_text(source_text) if ord(c) > 0x7F}
+    taken_pages = {ord(c) >> 8 for c in used}
+    self.chars: dict[str, str] = {}
+    pools: dict[tuple, list[str]] = {}
+
+    def pool(width: int, category: str, cased: bool) -> list[str]:
+      key = (width, category, cased)
+      if key not in pools:
+        found = []
+        for cp in reversed(_WIDTH_RANGES[width]):  # from the top: far from Latin, Greek and CJK
+          if cp >> 8 in taken_pages or 0xD800 <= cp < 0xE000:
+            continue
+          ch = chr(cp)
+          if unicodedata.category(ch) != category:
+            continue
+          if cased:  # a lowercase letter with a one-character uppercase partner of the same width
+            up = ch.upper()
+            if not (len(up) == 1 and up != ch and up.lower() == ch and len(up.encode()) == width
+                    and ord(up) >> 8 not in taken_pages):
+              continue
+          found.append(ch)
+        pools[key] = found
+      return pools[key]
+
+    counters: dict[tuple, int] = {}
+    assigned: set[str] = set()
+    for c in sorted(used):
+      if c in self.chars:
+        continue
+      category, width = unicodedata.category(c), len(c.encode("utf-8"))
+      if category[0] not in "LNS" or width not in _WIDTH_RANGES:
+        continue
+      low, up = c.lower(), c.upper()
+      pair = (category in ("Ll", "Lu") and len(low) == 1 and len(up) == 1 and low != up
+              and len(low.encode()) == len(up.encode()) == width)
+      key = (width, "Ll" if pair else category, pair)
+      candidates, i = pool(*key), counters.get(key, 0)
+      while i < len(candidates) and (candidates[i] in assigned or candidates[i].upper() in assigned):
+        i += 1  # the cased and uncased pools of a category overlap
+      if i >= len(candidates):
+        continue  # no character of that kind left: this one stays
+      counters[key] = i + 1
+      new = candidates[i]
+      assigned.update((new, new.upper()))
+      if pair:
+        self.chars[low], self.chars[up] = new, new.upper()
+      else:
+        self.chars[c] = new
+
+  def __call__(self, text: str) -> str:
+    if not text:
+      return text
+    decimals = [m.span() for m in _DECIMAL.finditer(text)]
+
+    def number(m: re.Match) -> str:
+      if any(a <= m.start() < b for a, b in decimals):
+        return m.group(0)
+      return _foreign_number(m)
+    out = _FOREIGN_DIGITS.sub(number, text)
+    return "".join(self.chars.get(c, c) for c in out) if self.chars else out
 
 
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
@@ -623,14 +737,16 @@ class _RenameWords(ast.NodeTransformer):
 
 
 def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
-                        tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None) -> str | None:
+                        tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None,
+                        foreign: _ForeignText | None = None) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
   calls of `tree_names` go through the harness, which changes their arguments' kind, with
   "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
-  (rename_map) renames words in every literal first. None if the module does not parse."""
+  (rename_map) renames words in every literal first; with "foreign", `foreign` (by default one
+  made from `source`) rewrites the input strings. None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
@@ -647,7 +763,9 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   if kind == "repeated":
     tree = _RepeatLists().visit(tree)
   if rng is not None:
-    tree = _PerturbInputs(rng, p, _string_pool(tree), kind).visit(tree)
+    if kind == "foreign" and foreign is None:
+      foreign = _ForeignText(source)
+    tree = _PerturbInputs(rng, p, _string_pool(tree), kind, foreign).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
   if kind in ("scale", "far"):  # after the perturbation, which draws nothing for strings: the draws stay
@@ -656,10 +774,30 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   return ast.unparse(tree) + "\n"
 
 
-def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near") -> str:
+def _foreign_json(value: Any, foreign: _ForeignText) -> Any:
+  if isinstance(value, str):
+    return foreign(value)
+  if isinstance(value, list):
+    return [_foreign_json(v, foreign) for v in value]
+  if isinstance(value, dict):
+    return {k: _foreign_json(v, foreign) for k, v in value.items()}  # keys are names
+  return value
+
+
+def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near",
+                      foreign: _ForeignText | None = None) -> str:
   """Another data file of the same form (JSON: one value perturbed; text: the lines); with
-  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept."""
+  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
+  its strings rewritten by `foreign` (`_ForeignText`; JSON: the string values)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
+  if kind == "foreign":
+    foreign = foreign or _ForeignText(text)
+    if name.endswith(".json"):
+      try:
+        return json.dumps(_foreign_json(json.loads(text), foreign), ensure_ascii=False) + "\n"
+      except ValueError:
+        pass
+    return foreign(text)
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
   if name.endswith(".json"):
@@ -729,15 +867,19 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # the literals kept, each list a test assigns to a name holding its items twice over
 # (`_RepeatLists`), lenient (repeated items may be refused). "far": every number ten or sixteen
 # times as large and literal powers' exponents ten times (`_FarPowers`), lenient. The "scale" and "far" copies also widen the tests' string pools
-# (`_widen_pools`).
+# (`_widen_pools`). "foreign": the numbers inside strings 18 to 21 digits long and the non-ASCII
+# characters from other scripts of the same UTF-8 width, in the literals and the data files
+# (`_ForeignText`), lenient.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
-             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far")
+             (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
+             (1.0, "foreign"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
-_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far")
+_OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
+                  "foreign")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -775,8 +917,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   kept with each test in a thread of its own and its module constants unpatched, copy 13 the
   elements of the tree's functions' arguments as one-item tuples, copy 14 the documents and
   expressions laid out otherwise, copy 15 the lists the tests assign repeated, copy 16 the
-  numbers scaled an order of magnitude up and literal powers' exponents tenfold, the others
-  about half the literals); the data files perturbed in every copy. None when the folder has no
+  numbers scaled an order of magnitude up and literal powers' exponents tenfold, copy 17 the
+  numbers inside strings and the non-ASCII characters foreign (`_ForeignText`), the others about
+  half the literals); the data files perturbed in every copy. None when the folder has no
   test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
@@ -804,6 +947,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   # the renaming copy existed.
   sources = [source for _, source in modules]
   renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 6 else {}
+  # One mapping for the whole folder, so that a string of a test module and a data file's stay alike.
+  foreign = _ForeignText("\n".join([_string_text(source) for source in sources] + [text for _, text in data])) \
+      if variants > 17 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -814,7 +960,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
     for rel, source in modules:
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
-                                 renames if kind == "rename" else None)
+                                 renames if kind == "rename" else None, foreign)
       if text is None:
         continue
       target = os.path.normpath(os.path.join(root, rel))
@@ -823,7 +969,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     for rel, text in data:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
-      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng, kind)))
+      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng, kind, foreign)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
