@@ -422,6 +422,11 @@ def _string_text(text: str) -> str:
   return text + "".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
+# An arithmetic expression ("2 ** 3 ** 2", "2^10"): its numbers stay, as a power of 18-digit numbers
+# never ends (and CPython's big-int arithmetic cannot be interrupted by a test's time limit).
+_ARITHMETIC = re.compile(r"\d\s*(\*\*|//|[-+*/%])\s*[-+(]*\s*[\d.]|\d\^\d")
+
+
 def _foreign_number(match: re.Match) -> str:
   n = int(match.group(0))
   return str(10 ** (FOREIGN_EXPONENT + n % 4) + n)
@@ -434,9 +439,10 @@ class _ForeignText:
   - Numbers inside strings (`"1.0.0-rc.11"`, `"id 30"`) get 18 to 21 digits: `n` becomes
     `10 ** (17 + n % 4) + n`, past 8 digits, 2 ** 53 and 2 ** 64, with lengths that differ
     between neighbours and values that collide as floats. Decimals (`"12.50"`), runs with a
-    leading zero (`"007"`, `"0"`: often a special case of the format) and runs glued to a
-    letter (`"utf8"`, `"rc1"`) stay. A fix that compared identifiers as zero-padded text, or as
-    floats, was right on every number the tests wrote (at most 30).
+    leading zero (`"007"`, `"0"`: often a special case of the format), runs glued to a letter
+    (`"utf8"`, `"rc1"`) and the numbers of an arithmetic expression (`"2 ** 3"`, `"4-1"`) stay.
+    A fix that compared identifiers as zero-padded text, or as floats, was right on every
+    number the tests wrote (at most 30).
   - Every non-ASCII letter, digit and symbol becomes one of another script with the same UTF-8
     width and general category, cased letters as cased pairs (`é`/`É` to `ա`/`Ա`), never from a
     256-code-point page the tests' own characters use, taken from the top of the width's range
@@ -499,13 +505,15 @@ class _ForeignText:
   def __call__(self, text: str) -> str:
     if not text:
       return text
-    decimals = [m.span() for m in _DECIMAL.finditer(text)]
+    out = text
+    if not _ARITHMETIC.search(text):
+      decimals = [m.span() for m in _DECIMAL.finditer(text)]
 
-    def number(m: re.Match) -> str:
-      if any(a <= m.start() < b for a, b in decimals):
-        return m.group(0)
-      return _foreign_number(m)
-    out = _FOREIGN_DIGITS.sub(number, text)
+      def number(m: re.Match) -> str:
+        if any(a <= m.start() < b for a, b in decimals):
+          return m.group(0)
+        return _foreign_number(m)
+      out = _FOREIGN_DIGITS.sub(number, text)
     return "".join(self.chars.get(c, c) for c in out) if self.chars else out
 
 
