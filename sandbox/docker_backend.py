@@ -141,7 +141,9 @@ class _Container:
         mounts=[docker.types.Mount(WORKSPACE, None, type="volume")],
         ulimits=[docker.types.Ulimit(name="core", soft=0, hard=0)])
     env = dict(base_env())
+    # The server's own settings; its commands run with base_env's variables only (local.py).
     env["RLCODER_FORK_SERVER"] = "1" if cfg.fork_server else "0"
+    env["RLCODER_WORKSPACE"] = WORKSPACE
     created = _retry(cfg, lambda: api_client.create_container(
         cfg.docker_image, ["python3", "-s", "-B", f"{RUNTIME}/server.py"], user=cfg.docker_user,
         stdin_open=True, detach=False, working_dir=WORKSPACE, environment=env,
@@ -238,8 +240,7 @@ def base_env() -> dict[str, str]:
   return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
           "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "USER": "sandbox",
           "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "OPENBLAS_NUM_THREADS": "1",
-          "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg",
-          "RLCODER_WORKSPACE": WORKSPACE}
+          "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
 
 
 def _tar_workspace(workspace_dir: str) -> bytes:

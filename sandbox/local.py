@@ -177,7 +177,10 @@ def _bwrap_argv(config: SandboxConfig, workspace: str, run_dir: str) -> list[str
   # The server starts without the task's variables: a PYTHONPATH entry in the empty
   # workspace would be cached as missing in the interpreter every command is forked from.
   env = base_env(config.replace(python_path=(), task_env=(), task_env_dir=""))
+  # The server's own settings; its commands run with base_env's variables, not these (a name
+  # that only our sandboxes set is a switch for code that behaves well only inside them).
   env["RLCODER_FORK_SERVER"] = "1" if config.fork_server else "0"
+  env["RLCODER_WORKSPACE"] = SANDBOX_WORKSPACE
   for key, value in env.items():
     argv += ["--setenv", key, value]
   argv += [python, "-s", "-B", os.path.join(SANDBOX_RUNTIME, "server.py")]
@@ -193,7 +196,7 @@ def base_env(config: SandboxConfig) -> dict[str, str]:
       "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
       "USER": "sandbox", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-      "MPLBACKEND": "Agg", "RLCODER_WORKSPACE": SANDBOX_WORKSPACE,
+      "MPLBACKEND": "Agg",
       **api.task_environment(config),
   }
 

@@ -136,6 +136,19 @@ def test_fast_pytest_path_matches_a_fresh_interpreter(workspace):
     assert "Warning" not in ok.stdout + ok.stderr
 
 
+def test_commands_see_no_variable_only_our_sandboxes_set(workspace):
+  """A name only this project's sandboxes set (the server's own settings) would let code behave
+  well only inside them: in the agent's commands, in grading and in the oracle alike, and
+  wrong everywhere else. Neither a shell command nor the fork-server's pytest sees one."""
+  with open_session(workspace, CONFIG) as s:
+    s.write_file("tests/test_env.py", "import os\n\ndef test_env():\n"
+                 "  assert not [k for k in os.environ if k.startswith('RLCODER')], sorted(os.environ)\n")
+    shell = s.exec("env")
+    assert shell.exit_code == 0 and "PATH=" in shell.stdout and "RLCODER" not in shell.stdout, shell.stdout
+    pytest_run = s.exec("python -m pytest -q tests/test_env.py")
+    assert pytest_run.exit_code == 0, pytest_run.stdout + pytest_run.stderr
+
+
 def test_pool_sessions_share_nothing(workspace, tmp_path):
   other = tmp_path / "other"
   other.mkdir()
