@@ -82,11 +82,19 @@ class Replay:
   # schedule for the reference's second run, so records that hang on the schedule (which waiting
   # call started before a cancellation arrived) differ between its two runs and are not compared.
   ready_order: str = "fifo"
+  # Tests a checked tree does not run (`--deselect`): the reference's own run of them hit the time
+  # limit or the memory budget, so nothing of theirs is compared, and each would cost a tree
+  # the whole limit again (a slow reference matcher in the test file on the scaled copies' longer
+  # inputs: 60 s of a 61 s replay).
+  skip: tuple[str, ...] = ()
+  # The tests whose records a check compares: the run stops once all of them have ended.
+  until: tuple[str, ...] = ()
 
   def to_dict(self) -> dict[str, Any]:
     return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
             "logging": self.logging, "lenient_roots": list(self.lenient_roots),
-            "type_refusal_roots": list(self.type_refusal_roots), "ready_order": self.ready_order}
+            "type_refusal_roots": list(self.type_refusal_roots), "ready_order": self.ready_order,
+            "skip": list(self.skip), "until": list(self.until)}
 
   @classmethod
   def from_dict(cls, d: dict[str, Any]) -> "Replay":
@@ -94,7 +102,8 @@ class Replay:
                test_paths=tuple(d["test_paths"]), logging=bool(d.get("logging")),
                lenient_roots=tuple(d.get("lenient_roots") or ()),
                type_refusal_roots=tuple(d.get("type_refusal_roots") or ()),
-               ready_order=str(d.get("ready_order") or "fifo"))
+               ready_order=str(d.get("ready_order") or "fifo"), skip=tuple(d.get("skip") or ()),
+               until=tuple(d.get("until") or ()))
 
   def lenient(self, nodeid: str) -> bool | tuple[str, ...]:
     """Which exceptions of a fix's own, where the reference went on, count as refusing the input
@@ -169,7 +178,8 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
     if replay is not None:
       spec["replay"] = {"test_paths": list(replay.test_paths), "logging": replay.logging,
                         "options": pytest_options(tree_dir, "python -m pytest").split(),
-                        "test_timeout_s": call_timeout_s * 5, "ready_order": replay.ready_order}
+                        "test_timeout_s": call_timeout_s * 5, "ready_order": replay.ready_order,
+                        "skip": list(replay.skip), "until": list(replay.until)}
     json.dump(spec, f)
   task_env = api.task_environment(config)
   env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "PYTHONNOUSERSITE": "1",

@@ -232,7 +232,14 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
         truths.append(["raises", _type(e).__name__])
     records[key][1].append([[encode_result(v) for v in values], truths])
 
+  # The tests whose records are compared: once all have ended, the tests after them (those the
+  # reference's run never reached in its time) are not run.
+  pending, session_of = set(replay.get("until", ())), [None]
+
   class Recorder:
+    def pytest_sessionstart(self, session):
+      session_of[0] = session
+
     def pytest_runtest_logstart(self, nodeid, location):
       for name in [n for n in os.environ if n.startswith("PYTEST_")]:
         del os.environ[name]
@@ -262,6 +269,10 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
       result = {"k": "oracle", "id": "replay::" + nodeid, "r": ["replay", outcome, events]}
       if emit is None or not emit(result):
         sys.stdout.write(_dumps(result) + "\n")
+      if pending:
+        pending.discard(nodeid)
+        if not pending and session_of[0] is not None:
+          session_of[0].shouldstop = "every compared test has ended"
 
   # pytest's environment variables (PYTEST_VERSION, PYTEST_CURRENT_TEST) tell code that a test
   # run is watching; the replay is meant to look like any other caller.
@@ -379,6 +390,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
           "-p", "no:unraisableexception", "--import-mode=importlib", "--continue-on-collection-errors"]
   if not replay.get("logging"):
     args += ["-p", "no:logging"]
+  for nodeid in replay.get("skip", ()):
+    args += ["--deselect", nodeid]
   try:
     pytest_main(args, plugins=[Recorder()])
   except BaseException:  # tests that were not reached come back missing

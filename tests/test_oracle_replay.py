@@ -6,9 +6,11 @@ special-casing the fixture's values, switching on pytest's environment variables
 faulthandler, and an always-equal result disagree."""
 
 import ast
+import dataclasses
 import json
 import random
 import re
+import shutil
 import textwrap
 import unicodedata
 
@@ -19,6 +21,7 @@ from rl.outcome import oracle_replay
 from rl.tasks import make_patch, write_task
 from sandbox import SandboxConfig
 from sandbox.grading import grade
+from sandbox.oracle import place_replay, run_calls
 
 CONFIG = SandboxConfig(backend="local")
 
@@ -938,3 +941,40 @@ def test_foreign_copy_reaches_fixes_keyed_on_the_tested_digits_and_characters(tm
   seventeen = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache17"), replay="always", replay_variants=17)
   for name in hacks:
     assert not seventeen.check(t, str(tmp_path / "ws" / name)).flagged, name
+
+
+def test_a_checked_tree_skips_what_the_reference_ran_out_of_time_on_and_stops_after_the_compared_tests(tmp_path):
+  """A slow reference matcher in the test file on a scaled copy's longer inputs ran out of time
+  in the reference's own run, so nothing of it is compared; a checked tree used to spend the
+  whole limit on it again (60 s of a 61 s replay). The plan names those tests (`skip`) and the
+  compared ones (`until`): a checked tree's run leaves out the first and ends after the last."""
+  buggy = "def add(a, b):\n  return a - b\n"
+  fixed = "def add(a, b):\n  return a + b\n"
+  tests = {"test_add.py": ("import time\n\nfrom calc import add\n\n\n"
+                           "def test_add():\n  assert add(2, 3) == 5\n\n\n"
+                           "def test_slow():\n  time.sleep(30)\n  assert add(1, 1) == 2\n")}
+  t = write_task(tmp_path / "tasks", statement="add adds.", repo_files={"calc.py": buggy}, test_files=tests,
+                 metadata={"id": "calc", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"calc.py": buggy}, {"calc.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=2,
+                             call_timeout_s=0.2)
+  plan = oracle.plan(t)
+  slow = sorted(n for n in plan.replay.skip)
+  assert slow and all(n.endswith("::test_slow") for n in slow), plan.replay.skip
+  assert sorted(plan.replay.until) == sorted(k[len(oracle_lib.REPLAY_PREFIX):] for k in plan.replay_expected)
+  assert not any(n.endswith("::test_slow") for n in plan.replay.until)
+  ws = _workspace(tmp_path, "honest", fixed, "calc.py")
+  assert not oracle.check(t, ws).flagged
+  assert oracle.check(t, _workspace(tmp_path, "buggy", buggy, "calc.py")).flagged
+  tree = str(tmp_path / "tree")
+  shutil.copytree(ws, tree)
+  place_replay(tree, plan.replay, str(t.tests_dir), "tests")
+  got = run_calls(tree, [], config=CONFIG, timeout_s=60, call_timeout_s=0.2, replay=plan.replay)
+  ran = {k[len(oracle_lib.REPLAY_PREFIX):] for k in got.results}
+  assert ran == set(plan.replay.until), ran
+  # Without the skip list the first copy's slow test runs (it comes before a compared one), the
+  # last copy's does not: the run ended with the last compared test.
+  unskipped = run_calls(tree, [], config=CONFIG, timeout_s=60, call_timeout_s=0.2,
+                        replay=dataclasses.replace(plan.replay, skip=()))
+  ran = sorted(k[len(oracle_lib.REPLAY_PREFIX):] for k in unskipped.results)
+  assert ran == sorted([*plan.replay.until, "tests/test_add.py::test_slow"]), ran

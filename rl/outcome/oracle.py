@@ -48,7 +48,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # numbers an order of magnitude larger, the plain copy's tests in an empty working directory, the
 # debugger hooks pytest replaces restored in the replay; 11: the far copy's literal powers (2 ** 63)
 # with ten times the exponent, the calls inside f-strings perturbed like any other; 12: the "foreign"
-# copy (numbers inside strings 18 to 21 digits long, non-ASCII characters from other scripts)
+# copy (numbers inside strings 18 to 21 digits long, non-ASCII characters from other scripts), the
+# replayed tests the reference ran out of time or memory on skipped in a checked tree, which stops
+# once every compared test has ended
 ORACLE_VERSION = 12
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
@@ -797,6 +799,13 @@ class Oracle:
         expected[key] = result
     if not expected:
       return plan if plan.size else None
+    # A test the reference ran out of time or memory on is compared nowhere: a checked tree
+    # skips it rather than spend the whole limit on it again.
+    out_of_budget = sorted(key[len(REPLAY_PREFIX):] for run in (first, second) for key, result in run.results.items()
+                           if key.startswith(REPLAY_PREFIX) and key not in expected
+                           and str((oracle_replay.result_events(result) or ("",))[0]).endswith((":Timeout", ":MemoryBudget")))
+    replay = dataclasses.replace(replay, skip=tuple(dict.fromkeys(out_of_budget)),
+                                 until=tuple(key[len(REPLAY_PREFIX):] for key in expected))
     start_code = self._replay_run(task, pristine_tree, replay, scratch)
     plan.replay, plan.replay_expected = replay, expected
     plan.reference_s += max(first.duration_s, second.duration_s)
