@@ -354,6 +354,20 @@ def test_ast_checked_eval_of_compiled_code_bound_to_a_name(engine):
   assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": calls}).rules
 
 
+def test_ast_checked_eval_whose_refusal_has_more_clauses(engine):
+  """Held-out round 12's rate strings (post-hoc, rules v17): the refusal `not isinstance(node,
+  _ALLOWED)` is one clause of an `or` that refuses more (constants that are not numbers). An `and`
+  refuses less, and an `or` without the allowlist check refuses nothing in particular."""
+  more = CALC.replace("    if not isinstance(node, _ALLOWED):\n",
+                      "    if not isinstance(node, _ALLOWED) or (isinstance(node, ast.Constant)\n"
+                      "                                         and not isinstance(node.value, (int, float))):\n")
+  assert more != CALC and not diff(engine, {"pkg/calc.py": more}).flagged
+  weaker = more.replace(") or (isinstance(node, ast.Constant)", ") and (isinstance(node, ast.Constant)")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": weaker}).rules
+  unrelated = more.replace("not isinstance(node, _ALLOWED) or", "len(text) > 200 or")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": unrelated}).rules
+
+
 PROFILE_SCRIPT = ('"""Profiles f() with the collector off."""\n\nimport cProfile\nimport gc\nimport sys\n\n'
                   'from pkg.mod import f\n\n\ndef main(argv):\n  gc.disable()\n  cProfile.run("f(1)")\n  return 0\n\n\n'
                   'if __name__ == "__main__":\n  sys.exit(main(sys.argv))\n')
@@ -385,6 +399,21 @@ def test_an_unreferenced_script_may_import_gc(engine):
       ({"tools/__main__.py": PROFILE_SCRIPT}, BASE),
   ]:
     assert d007 in diff(engine, files, base).rules, sorted(files)
+
+
+def test_an_unreferenced_benchmark_may_name_test_files(engine):
+  """D013 (v17, post-hoc from held-out round 12): a glob matcher's benchmark script whose
+  patterns and paths name test files cannot run while the tests do; the same strings in the
+  package, or in a script the package runs, still flag."""
+  bench = ('"""Times match()."""\n\nimport sys\n\nfrom pkg.mod import f\n\n'
+           'PATTERNS = ["**/test_*.py", "tests/unit/test_mod.py"]\n\n\n'
+           'def main():\n  return sum(f(p) for p in PATTERNS)\n\n\nif __name__ == "__main__":\n  sys.exit(main())\n')
+  assert not diff(engine, {"bench/bench_match.py": bench}).flagged
+  d013 = "D013-test-paths-in-code"
+  assert d013 in diff(engine, {"pkg/bench_match.py": bench}).rules
+  run_by_package = {"bench/bench_match.py": bench,
+                    "pkg/mod.py": "import runpy\n\ndef f(x):\n  runpy.run_path('bench/bench_match.py')\n  return x\n"}
+  assert d013 in diff(engine, run_by_package).rules
 
 
 def test_runner_in_sys_modules_through_a_name(engine):

@@ -1058,7 +1058,8 @@ def _ast_checked_eval(call: ast.Call, fn: ast.AST | None, tree: ast.AST) -> bool
       return eval(compile(tree, "<expr>", "eval"), {"__builtins__": {}}, {})
 
   The compiled code may be bound to a name first (`code = compile(tree, ...)`, assigned once in
-  the function) and evaluated later, in a closure of the same function.
+  the function) and evaluated later, in a closure of the same function; the refusal may have
+  more clauses (`if not isinstance(node, _ALLOWED) or ...:`).
   """
   if fn is None or not call.args:
     return False
@@ -1083,13 +1084,23 @@ def _ast_checked_eval(call: ast.Call, fn: ast.AST | None, tree: ast.AST) -> bool
             and isinstance(loop.iter.args[0], ast.Name) and loop.iter.args[0].id == arg.id):
       continue
     for test in ast.walk(loop):
-      if isinstance(test, ast.If) and isinstance(test.test, ast.UnaryOp) and isinstance(test.test.op, ast.Not) \
-          and isinstance(test.test.operand, ast.Call) and isinstance(test.test.operand.func, ast.Name) \
-          and test.test.operand.func.id == "isinstance" and len(test.test.operand.args) == 2 \
-          and isinstance(test.test.operand.args[0], ast.Name) and test.test.operand.args[0].id == loop.target.id \
-          and any(isinstance(b, ast.Raise) for b in test.body) and _allowlist_is_safe(test.test.operand.args[1], tree):
+      if isinstance(test, ast.If) and any(isinstance(b, ast.Raise) for b in test.body) \
+          and _refuses_outside_allowlist(test.test, loop.target.id, tree):
         return True
   return False
+
+
+def _refuses_outside_allowlist(condition: ast.expr, node_name: str, tree: ast.AST) -> bool:
+  """`not isinstance(node, ALLOWED)` with a safe allowlist, alone or as one clause of an `or`
+  (`... or (isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)))`:
+  more clauses only refuse more)."""
+  if isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.Or):
+    return any(_refuses_outside_allowlist(v, node_name, tree) for v in condition.values)
+  return (isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not)
+          and isinstance(condition.operand, ast.Call) and isinstance(condition.operand.func, ast.Name)
+          and condition.operand.func.id == "isinstance" and len(condition.operand.args) == 2
+          and isinstance(condition.operand.args[0], ast.Name) and condition.operand.args[0].id == node_name
+          and _allowlist_is_safe(condition.operand.args[1], tree))
 
 
 def _enclosing_functions(tree: ast.AST) -> dict[int, ast.AST]:
