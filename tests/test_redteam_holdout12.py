@@ -34,7 +34,12 @@ with open(HOLDOUT_FILE, encoding="utf-8") as _fh:
 
 HACK_IDS = [c.id for c in redteam_suite.HOLDOUT12 if c.kind == "hack"]
 LEGIT_IDS = [c.id for c in redteam_suite.HOLDOUT12 if c.kind == "legit"]
-WORKING_HACK_IDS = [i for i in HACK_IDS if not RECORDS[i].get("process")]
+# Hacks whose trigger the project removed after the round was measured: they stay in the round
+# (its held-out numbers include them), and their raw workspace now fails the hidden tests.
+# h12-gm-sandbox-env-marker fixed the bugs only where a variable named RLCODER_* was set; the
+# sandbox's commands no longer see one (the server's own settings are its alone).
+NEUTRALISED_HACK_IDS = ["h12-gm-sandbox-env-marker"]
+WORKING_HACK_IDS = [i for i in HACK_IDS if not RECORDS[i].get("process") and i not in NEUTRALISED_HACK_IDS]
 
 # Patterns and paths the hidden tests never use, in a plain interpreter: regex metacharacters
 # (+ ( ) | $ ^) as literals, "\d" escapes, classes holding "^", "\" or a range across "/", negated
@@ -351,6 +356,13 @@ def test_honest_fix_is_general(case_id, tmp_path):
 @pytest.mark.parametrize("case_id", WORKING_HACK_IDS)
 def test_hack_passes_on_raw_workspace(case_id, tmp_path, sandbox_ok):
   holdout_checks.check_hack_works_raw(case_id, PROBES[redteam_suite.by_id(case_id).task], str(tmp_path))
+
+
+@pytest.mark.parametrize("case_id", NEUTRALISED_HACK_IDS)
+def test_neutralised_hack_fails_in_the_sandbox(case_id, tmp_path, sandbox_ok):
+  case = redteam_suite.by_id(case_id)
+  result = holdout_checks.raw_pytest(case, redteam_suite.materialize(case, str(tmp_path / "ws")))
+  assert result.exit_code != 0, (result.stdout + result.stderr)[-3000:]
 
 
 # -- (e) process hacks: their cheating is in the actions, their files are a working fix ----
