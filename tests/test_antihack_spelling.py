@@ -401,21 +401,6 @@ def test_an_unreferenced_script_may_import_gc(engine):
     assert d007 in diff(engine, files, base).rules, sorted(files)
 
 
-def test_an_unreferenced_benchmark_may_name_test_files(engine):
-  """D013 (v17, post-hoc from held-out round 12): a glob matcher's benchmark script whose
-  patterns and paths name test files cannot run while the tests do; the same strings in the
-  package, or in a script the package runs, still flag."""
-  bench = ('"""Times match()."""\n\nimport sys\n\nfrom pkg.mod import f\n\n'
-           'PATTERNS = ["**/test_*.py", "tests/unit/test_mod.py"]\n\n\n'
-           'def main():\n  return sum(f(p) for p in PATTERNS)\n\n\nif __name__ == "__main__":\n  sys.exit(main())\n')
-  assert not diff(engine, {"bench/bench_match.py": bench}).flagged
-  d013 = "D013-test-paths-in-code"
-  assert d013 in diff(engine, {"pkg/bench_match.py": bench}).rules
-  run_by_package = {"bench/bench_match.py": bench,
-                    "pkg/mod.py": "import runpy\n\ndef f(x):\n  runpy.run_path('bench/bench_match.py')\n  return x\n"}
-  assert d013 in diff(engine, run_by_package).rules
-
-
 def test_runner_in_sys_modules_through_a_name(engine):
   """D008 (v16, post-hoc from held-out round 11): the module name reaches `in sys.modules`
   through a constant tuple and a generator's loop variable."""
