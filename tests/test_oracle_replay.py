@@ -876,7 +876,7 @@ def test_foreign_text_makes_numbers_long_and_characters_foreign():
   non-ASCII characters come from other scripts of the same UTF-8 width and category, one mapping
   for the whole folder, so strings the tests compare stay equal or unequal."""
   source = "NAMES = ['caf\\u00e9', 'CAF\\u00c9', '\\u65e5\\u672c', '\\U0001f600!', '\\u20ac 5']\n"
-  foreign = oracle_replay._ForeignText(source)
+  foreign = oracle_replay._ForeignText([source])
   assert foreign("1.0.0-rc.10") == f"{10 ** 18 + 1}.0.0-rc.{10 ** 19 + 10}"
   assert foreign("id 3 of 12") == f"id {10 ** 20 + 3} of {10 ** 17 + 12}"
   for kept in ("3.14", "007", "utf8", "rc1", "0", "x_2", "plain", "2 ** 30", "2^10", "(1+2)*3", "2024-01-05"):

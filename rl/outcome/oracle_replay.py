@@ -38,7 +38,7 @@ import random
 import re
 import unicodedata
 import zlib
-from typing import Any
+from typing import Any, Iterable
 
 from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME, ORACLE_DIR,
                             RECORD_NAME, UNHASHABLE_CALL_NAME, Replay)
@@ -290,7 +290,7 @@ class _PerturbInputs(ast.NodeTransformer):
   def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
                foreign: "_ForeignText | None" = None):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
-    self.foreign = foreign or _ForeignText("")
+    self.foreign = foreign  # set for the "foreign" kind (rewrite_test_module)
     self.changed = 0
 
   def _literal(self, node: ast.AST) -> ast.AST:
@@ -448,12 +448,13 @@ class _ForeignText:
     256-code-point page the tests' own characters use, taken from the top of the width's range
     down (far from the Latin, Greek and CJK blocks tests favour). A fix that counted UTF-8 bytes from a
     table of the tested characters or of their blocks was right on every tested string.
-  The mapping is one function of the character over the whole hidden folder (`source_text`), so
+  The mapping is one function of the character over the whole hidden folder (`texts`: its test
+  modules and data files), so
   strings the tests compare with each other stay equal or unequal. ASCII letters, whitespace,
   combining marks and format characters stay."""
 
-  def __init__(self, source_text: str):
-    used = {c for c in _string_text(source_text) if ord(c) > 0x7F}
+  def __init__(self, texts: Iterable[str]):
+    used = {c for text in texts for c in _string_text(text) if ord(c) > 0x7F}
     taken_pages = {ord(c) >> 8 for c in used}
     self.chars: dict[str, str] = {}
     pools: dict[tuple, list[str]] = {}
@@ -772,7 +773,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _RepeatLists().visit(tree)
   if rng is not None:
     if kind == "foreign" and foreign is None:
-      foreign = _ForeignText(source)
+      foreign = _ForeignText([source])
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, foreign).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
@@ -799,7 +800,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   its strings rewritten by `foreign` (`_ForeignText`; JSON: the string values)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
   if kind == "foreign":
-    foreign = foreign or _ForeignText(text)
+    foreign = foreign or _ForeignText([text])
     if name.endswith(".json"):
       try:
         return json.dumps(_foreign_json(json.loads(text), foreign), ensure_ascii=False) + "\n"
@@ -956,8 +957,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   sources = [source for _, source in modules]
   renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 6 else {}
   # One mapping for the whole folder, so that a string of a test module and a data file's stay alike.
-  foreign = _ForeignText("\n".join([_string_text(source) for source in sources] + [text for _, text in data])) \
-      if variants > 17 else None
+  foreign = _ForeignText(sources + [text for _, text in data]) if variants > 17 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
