@@ -59,7 +59,7 @@ def test_multi_turn_equals_re_prefill(sampler):
         assert out.tokens[b] == [] and out.finish_reasons[b] == "inactive"
       else:
         assert out.tokens[b] == fresh.tokens[b], (i, b)
-  np.testing.assert_array_equal(conv.lengths, np.asarray(conv.cache.lengths))
+  np.testing.assert_array_equal(conv.lengths, conv.cached_lengths())
   assert all(len(h) == n + 1 for h, n in zip(conv.history, conv.lengths))  # +1 pending token
   # A finished episode's row is reused for a new one; the other rows keep their history.
   conv.reset([1])
@@ -79,7 +79,7 @@ def test_call_reads_only_the_rows_it_extends(qwen):
   turns = [[long_prompt, [3, 4, 5, 6]], [None, [7, 8]], [[9], [10]]]
   for i, new in enumerate(turns):
     if i == 1:  # row 1 ends at 4 + 8 + 2 + 8 = 22 slots; row 0 holds 107
-      assert sampler._attend_len(conv, np.array([0, 2]), np.array([0, 8])) == 64
+      assert sampler._attend_len(conv.lengths, np.array([0, 2]), np.array([0, 8])) == 64
     before = [list(h) for h in conv.history]
     out = sampler.generate(conv, new, max_new_tokens=8, rng=jax.random.key(i), temperature=0)
     fresh = sampler.sample([before[b] + list(new[b]) if new[b] is not None else [1] for b in range(2)],
@@ -87,7 +87,7 @@ def test_call_reads_only_the_rows_it_extends(qwen):
     for b in range(2):
       if new[b] is not None:
         assert out.tokens[b] == fresh.tokens[b], (i, b)
-  assert sampler._attend_len(conv, np.array([1, 0])) == 128  # row 0: 108 + 8 + 1 slots
+  assert sampler._attend_len(conv.lengths, np.array([1, 0])) == 128  # row 0: 108 + 8 + 1 slots
 
 
 def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
@@ -104,7 +104,8 @@ def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
   turns = [[long(100)] + [short() for _ in range(15)],
            [short(), long(60), None] + [short() for _ in range(13)],
            [long(5), short(), short(), long(40)] + [None] * 4 + [short() for _ in range(8)]]
-  ragged, wide = (Sampler(qwen, max_cache_len=256, min_chunk=8, ragged_prefill=r) for r in (True, False))
+  ragged, wide = (Sampler(qwen, max_cache_len=256, min_chunk=8, ragged_prefill=r, lanes=1)
+                  for r in (True, False))
   conv_r, conv_w = ragged.new_conversations(16), wide.new_conversations(16)
   for i, new in enumerate(turns):
     out_r = ragged.generate(conv_r, new, max_new_tokens=6, rng=jax.random.key(i), temperature=0)
@@ -113,7 +114,7 @@ def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
     np.testing.assert_allclose(np.concatenate([np.asarray(x) for x in out_r.logprobs if x]),
                                np.concatenate([np.asarray(x) for x in out_w.logprobs if x]), atol=1e-4)
   assert conv_r.history == conv_w.history
-  np.testing.assert_array_equal(conv_r.lengths, np.asarray(conv_r.cache.lengths))
+  np.testing.assert_array_equal(conv_r.lengths, conv_r.cached_lengths())
   np.testing.assert_array_equal(conv_r.lengths, conv_w.lengths)
   # Turn 1: one long row (100 tokens: 16 x 128) -> its 92-token head in a call of its own (8 rows
   # and 64 tokens at least: 8 x 128), then 16 x 8; turns 2 and 3 (61 and 41 tokens with the
@@ -202,6 +203,63 @@ def test_cache_overflow_error_and_truncation(qwen):
   with pytest.raises(ValueError, match="3 rows of tokens for a batch of 2"):
     lenient.generate(lenient.new_conversations(2), [[1]] * 3, max_new_tokens=2,
                      rng=jax.random.key(0))
+
+
+def _multi_turn(sampler, batch, seed=7):
+  """Three turns of ragged prompts and observations (some rows idle) on `batch` rows, with one
+  key for the batch in the first turn and per-row keys after it; the outputs and the
+  conversations."""
+  rng = np.random.default_rng(seed)
+  tokens = lambda lo, hi: rng.integers(3, 256, size=int(rng.integers(lo, hi))).tolist()
+  turns = [[tokens(2, 30) for _ in range(batch)],
+           [tokens(1, 12) if b % 3 else None for b in range(batch)],
+           [tokens(1, 40) if b % 4 != 1 else None for b in range(batch)]]
+  conv = sampler.new_conversations(batch)
+  outs = []
+  for i, new in enumerate(turns):
+    rng_key = jax.random.key(i) if i == 0 else jax.random.split(jax.random.key(i), batch)
+    outs.append(sampler.generate(conv, new, max_new_tokens=6, rng=rng_key))
+  return outs, conv
+
+
+def test_lanes_sample_what_one_lane_samples(qwen):
+  """Rows split into lanes (a cache and a thread each) sample the same tokens as one lane, for a
+  batch-wide key and per-row keys, over turns with idle rows and uneven lane sizes."""
+  reference, conv_1 = _multi_turn(Sampler(qwen, max_cache_len=128, lanes=1), 7)
+  assert conv_1.num_lanes == 1
+  for lanes in (2, 3):
+    outs, conv = _multi_turn(Sampler(qwen, max_cache_len=128, lanes=lanes), 7)
+    assert conv.num_lanes == lanes and conv.bounds[0] == 0 and conv.bounds[-1] == 7
+    for turn, (a, b) in enumerate(zip(reference, outs)):
+      assert a.tokens == b.tokens and a.finish_reasons == b.finish_reasons, (lanes, turn)
+      for la, lb in zip(a.logprobs, b.logprobs):
+        np.testing.assert_allclose(la, lb, atol=1e-5)
+    assert conv.history == conv_1.history
+    np.testing.assert_array_equal(conv.lengths, conv.cached_lengths())
+  # A turn where one lane has nothing to do leaves that lane's cache as it was.
+  sampler = Sampler(qwen, max_cache_len=128, lanes=2)
+  conv = sampler.new_conversations(4)
+  sampler.generate(conv, [[5, 6]] * 4, max_new_tokens=3, rng=jax.random.key(0))
+  idle_cache = conv.caches[1]
+  out = sampler.generate(conv, [[7], [8], None, None], max_new_tokens=3, rng=jax.random.key(1))
+  assert conv.caches[1] is idle_cache and out.finish_reasons[2:] == ["inactive", "inactive"]
+  np.testing.assert_array_equal(conv.lengths, conv.cached_lengths())
+
+
+def test_lane_counts_and_bad_lanes(qwen):
+  from rl.env.sampling import MIN_LANE_ROWS, auto_lanes, lane_bounds
+  assert lane_bounds(7, 3) == (0, 2, 5, 7) and lane_bounds(2, 4) == (0, 1, 2)
+  auto = Sampler(qwen, max_cache_len=32)
+  assert auto.lanes_for(MIN_LANE_ROWS - 1) == 1  # too few rows for a second lane
+  assert auto.lanes_for(64) == min(auto_lanes(), 64 // MIN_LANE_ROWS)
+  assert auto_lanes(mesh=object()) == 1
+  assert Sampler(qwen, max_cache_len=32, lanes=4).lanes_for(3) == 3
+  with pytest.raises(ValueError, match="lanes must be >= 0"):
+    Sampler(qwen, lanes=-1)
+  with pytest.raises(ValueError, match="with a mesh"):
+    Sampler(qwen, lanes=2, mesh=object())
+  with pytest.raises(ValueError, match="3 sampling keys for a batch of 2"):
+    auto.sample([[1], [2]], max_new_tokens=2, rng=jax.random.split(jax.random.key(0), 3))
 
 
 def test_inverse_cdf_draws_follow_the_distribution():

@@ -518,6 +518,6 @@ def model_policy_from_config(config: Any, graphdef: Any, params: Any, renderer: 
                       f"config.agent.max_tokens_per_trajectory={c.agent.max_tokens_per_trajectory}")
   sampler = Sampler((graphdef, params), max_cache_len=c.sampling.max_cache_len,
                     stop_token_ids=sorted(renderer.stop_ids), pad_id=pad_id, grammar=grammar, mesh=mesh,
-                    rules=rules)
+                    rules=rules, lanes=0 if mesh is not None else c.sampling.lanes)
   return ModelPolicy(sampler, renderer, batch_size=rows, temperature=c.sampling.temperature,
                      top_p=c.sampling.top_p, top_k=c.sampling.top_k, seed=c.seed)

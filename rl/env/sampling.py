@@ -13,6 +13,12 @@ episode has finished (or that have nothing to do this turn) are simply passed as
     # | "inactive"); the next turn appends observations without re-prefilling the history:
     out = sampler.generate(conv, [obs_0, None, obs_2, ...], max_new_tokens=128, rng=key2)
 
+On a CPU the rows are split into lanes, contiguous blocks of rows with a KV cache of their own,
+and each lane's prefill and decode run in a thread of their own: XLA's CPU runtime runs one
+decode step's small ops one after another, so one program keeps about one core busy, while two
+programs on two cores decode about 1.6x as many tokens per second (scripts/bench_decode.py). Every
+row samples with a key of its own, so the lane count never changes what a row samples.
+
 The last sampled token of a turn is kept "pending" on the host and written to the cache with the
 next turn's tokens, so a turn costs one forward over (1 + observation) tokens plus the decode.
 Returned log-probs are log softmax(logits / temperature) of the sampled token, i.e. before top-k /
@@ -21,8 +27,10 @@ top-p truncation, which is what the training forward recomputes at the same temp
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import functools
+import os
 from typing import Any, Sequence
 
 import jax
@@ -50,9 +58,13 @@ class SampleOutput:
 
 @dataclasses.dataclass
 class Conversations:
-  """Per-row conversation state of one batch: the device cache plus host-side bookkeeping."""
+  """Per-row conversation state of one batch: the device caches plus host-side bookkeeping.
 
-  cache: KVCache
+  The rows are split into lanes: lane i holds rows bounds[i]:bounds[i + 1] and its cache
+  `caches[i]` (row b of the batch is row b - bounds[i] of it)."""
+
+  caches: list[KVCache]
+  bounds: tuple[int, ...]  # lane i: rows bounds[i]:bounds[i + 1]
   lengths: np.ndarray  # tokens stored in the cache per row
   pending: list[list[int]]  # sampled but not yet cached tokens per row (the last one of a turn)
   history: list[list[int]]  # every token of each row's conversation, cached or pending
@@ -63,17 +75,57 @@ class Conversations:
 
   @property
   def capacity(self) -> int:
-    return self.cache.capacity
+    return self.caches[0].capacity
+
+  @property
+  def num_lanes(self) -> int:
+    return len(self.caches)
+
+  def lane_rows(self, lane: int) -> slice:
+    return slice(self.bounds[lane], self.bounds[lane + 1])
+
+  def cached_lengths(self) -> np.ndarray:
+    """The device caches' per-row lengths, in batch order (a check of `lengths`)."""
+    return np.concatenate([np.asarray(c.lengths) for c in self.caches])
 
   def reset(self, rows: Sequence[int]) -> None:
     """Starts new conversations in `rows` (their old cache slots are simply overwritten)."""
-    rows = list(rows)
-    self.cache = dataclasses.replace(
-        self.cache, lengths=self.cache.lengths.at[np.asarray(rows, np.int32)].set(0))
-    for r in rows:
+    rows = np.asarray(list(rows), np.int64)
+    for lane in range(self.num_lanes):
+      lo, hi = self.bounds[lane], self.bounds[lane + 1]
+      local = rows[(rows >= lo) & (rows < hi)] - lo
+      if local.size:
+        cache = self.caches[lane]
+        self.caches[lane] = dataclasses.replace(
+            cache, lengths=cache.lengths.at[local.astype(np.int32)].set(0))
+    for r in rows.tolist():
       self.lengths[r] = 0
       self.pending[r] = []
       self.history[r] = []
+
+
+def lane_bounds(batch_size: int, lanes: int) -> tuple[int, ...]:
+  """Start rows of `lanes` contiguous blocks of near-equal size, and the end row."""
+  lanes = max(1, min(int(lanes), batch_size))
+  return tuple(round(i * batch_size / lanes) for i in range(lanes + 1))
+
+
+# Auto lanes give each lane at least this many rows: below it a lane's per-op overhead is not
+# worth a thread.
+MIN_LANE_ROWS = 8
+
+
+def auto_lanes(mesh: Any = None) -> int:
+  """Lanes `Sampler(lanes=0)` uses: one per CPU core this process may run on (at most 8) on a
+  CPU backend without a mesh; 1 on accelerators, where one device already runs a step's ops in
+  parallel, and on a mesh, where the rows are already split over devices."""
+  if mesh is not None or jax.default_backend() != "cpu":
+    return 1
+  try:
+    cores = len(os.sched_getaffinity(0))
+  except AttributeError:  # not Linux
+    cores = os.cpu_count() or 1
+  return max(1, min(cores, 8))
 
 
 def _bucket(n: int, minimum: int = 8) -> int:
@@ -298,17 +350,24 @@ class Sampler:
     ragged_prefill: when a few rows bring many more new tokens than the rest (a long tool output
       among short ones), those rows first append their extra tokens in a smaller batch of their
       own, so the batch-wide chunk is sized for the typical row (`_ragged_split`).
+    lanes: how many contiguous blocks of rows (each with its own cache) decode concurrently, each
+      in a thread of its own; 0 = `auto_lanes` (one per CPU core on a CPU backend, at least
+      MIN_LANE_ROWS rows a lane). What each row samples does not depend on it.
   """
 
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
                stop_token_ids: Sequence[int] = (), stop_sequences: Sequence[Sequence[int]] = (),
                overflow: str = "error", pad_id: int = 0, cache_dtype: Any = None,
                min_chunk: int = 16, grammar: Any = None, ragged_prefill: bool = True,
-               mesh: Any = None, rules: Any = None):
+               mesh: Any = None, rules: Any = None, lanes: int = 0):
     if overflow not in OVERFLOW_MODES:
       raise ValueError(f"overflow must be one of {OVERFLOW_MODES}, got {overflow!r}")
     if max_cache_len < 2:
       raise ValueError(f"max_cache_len must be >= 2, got {max_cache_len}")
+    if int(lanes) < 0:
+      raise ValueError(f"lanes must be >= 0 (0 = one per CPU core), got {lanes}")
+    if mesh is not None and int(lanes) > 1:
+      raise ValueError(f"lanes={lanes} with a mesh: on a mesh the rows are split over its devices")
     self.graphdef, self.state = nnx.split(model) if isinstance(model, nnx.Module) else model
     self.config = nnx.merge(self.graphdef, self.state).config
     self.max_cache_len = int(max_cache_len)
@@ -321,6 +380,8 @@ class Sampler:
     # shards gathered per layer by XLA) and the cache is split like the rows: nothing is ever
     # gathered onto one device.
     self.mesh, self.rules = mesh, rules
+    self.lanes = int(lanes)
+    self._pool: concurrent.futures.ThreadPoolExecutor | None = None
     self.grammar_table = None if grammar is None else jnp.asarray(grammar.table)  # [S, V] on device
     self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
@@ -347,18 +408,36 @@ class Sampler:
     else:
       self.state = model_or_state
 
+  def lanes_for(self, batch_size: int) -> int:
+    """The lane count of a batch of `batch_size` conversations."""
+    if self.lanes:
+      return min(self.lanes, batch_size)
+    return max(1, min(auto_lanes(self.mesh), batch_size // MIN_LANE_ROWS))
+
   def new_conversations(self, batch_size: int) -> Conversations:
-    cache = KVCache.create(self.config, batch_size, self.max_cache_len, self.cache_dtype)
-    if self.mesh is not None:
-      from rl import parallel
-      kv = parallel.kv_cache_sharding(self.mesh, self.rules, batch_size, self.config.num_kv_heads)
-      rows = parallel.rows_sharding(self.mesh, self.rules, 1, rows=batch_size)
-      cache = KVCache(keys=tuple(jax.device_put(k, kv) for k in cache.keys),
-                      values=tuple(jax.device_put(v, kv) for v in cache.values),
-                      lengths=jax.device_put(cache.lengths, rows))
-    return Conversations(cache=cache, lengths=np.zeros(batch_size, np.int64),
+    bounds = lane_bounds(batch_size, self.lanes_for(batch_size))
+    caches = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+      cache = KVCache.create(self.config, hi - lo, self.max_cache_len, self.cache_dtype)
+      if self.mesh is not None:
+        from rl import parallel
+        kv = parallel.kv_cache_sharding(self.mesh, self.rules, batch_size, self.config.num_kv_heads)
+        rows = parallel.rows_sharding(self.mesh, self.rules, 1, rows=batch_size)
+        cache = KVCache(keys=tuple(jax.device_put(k, kv) for k in cache.keys),
+                        values=tuple(jax.device_put(v, kv) for v in cache.values),
+                        lengths=jax.device_put(cache.lengths, rows))
+      caches.append(cache)
+    return Conversations(caches=caches, bounds=bounds, lengths=np.zeros(batch_size, np.int64),
                          pending=[[] for _ in range(batch_size)],
                          history=[[] for _ in range(batch_size)])
+
+  def _map_lanes(self, fn, lanes: Sequence[int]) -> list:
+    """fn(lane) for each lane, concurrently in the lane threads when there are several."""
+    if len(lanes) <= 1:
+      return [fn(lane) for lane in lanes]
+    if self._pool is None or self._pool._max_workers < len(lanes):  # pylint: disable=protected-access
+      self._pool = concurrent.futures.ThreadPoolExecutor(len(lanes), thread_name_prefix="sampler-lane")
+    return [f.result() for f in [self._pool.submit(fn, lane) for lane in lanes]]
 
   def _prepare(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None],
                max_new_tokens: int):
@@ -390,35 +469,39 @@ class Sampler:
         active[b] = True
         budget[b] = min(max_new_tokens, room - len(append))
     width = _bucket(max(len(r) for r in rows) if rows else 1, self.min_chunk)
-    chunk = np.full((conv.batch_size, width), self.pad_id, np.int32)
+    num_new = np.array([len(r) for r in rows], np.int32)
+    return rows, width, num_new, active, budget, full
+
+  def _chunk(self, rows: Sequence[Sequence[int]], width: int) -> np.ndarray:
+    chunk = np.full((len(rows), width), self.pad_id, np.int32)
     for b, r in enumerate(rows):
       chunk[b, :len(r)] = r
-    num_new = np.array([len(r) for r in rows], np.int32)
-    return rows, chunk, num_new, active, budget, full
+    return chunk
 
-  def _attend_len(self, conv: Conversations, num_new: np.ndarray,
+  def _attend_len(self, lengths: np.ndarray, num_new: np.ndarray,
                   budget: np.ndarray | None = None) -> int:
     """Static bound on the cache slots this call reads: the end of the longest row it writes to
     (cached + new + decode budget). Rows it leaves alone (num_new = 0) write nothing and their
     outputs are dropped, so a finished long conversation does not widen every later call.
     Bucketed to limit recompiles: powers of two up to 512, then multiples of 256."""
-    ends = conv.lengths + num_new + (0 if budget is None else budget)
+    ends = lengths + num_new + (0 if budget is None else budget)
     return self._span(int(ends[num_new > 0].max(initial=1)))
 
   def _span(self, needed: int) -> int:
     return min(self.max_cache_len, _bucket(needed, 64) if needed <= 512 else round_up(needed, 256))
 
-  def _ragged_split(self, conv: Conversations, rows: list[list[int]], num_new: np.ndarray,
-                    chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Appends the head of each unusually long row in a batch of its own and returns the chunk
-    and per-row counts left for the batch-wide call (each row's last `width` tokens at most).
+  def _ragged_split(self, cache: KVCache, lengths: np.ndarray, rows: list[list[int]],
+                    num_new: np.ndarray, chunk: np.ndarray) -> tuple[KVCache, np.ndarray, np.ndarray]:
+    """Appends the head of each unusually long row in a batch of its own and returns the cache,
+    the chunk and the per-row counts left for the batch-wide call (each row's last `width` tokens
+    at most). `cache`, `lengths`, `rows`: one lane's.
 
     The batch-wide call costs about batch x chunk width; the split is taken when it costs less
     overall: for each candidate width w (powers of two), the rows longer than w append all but
     their last w tokens first, in a call of (their count) x (their longest head), both bucketed
     coarsely (at least 8 rows, 64 tokens) to keep the number of compiled shapes small.
     """
-    batch = conv.batch_size
+    batch = len(rows)
 
     def plan(width: int) -> tuple[int, np.ndarray, int]:  # (cost, long rows, their call's rows)
       long = np.flatnonzero(num_new > width)
@@ -433,7 +516,7 @@ class Sampler:
         best_cost, best_width = cost, width
       width *= 2
     if best_width is None:
-      return chunk, num_new
+      return cache, chunk, num_new
     _, long, k = plan(best_width)
     idle = np.setdiff1d(np.arange(batch), long)[:k - len(long)]  # padding entries: unchanged rows
     index = np.concatenate([long, idle]).astype(np.int32)
@@ -443,23 +526,31 @@ class Sampler:
     for i, h in enumerate(heads):
       head_chunk[i, :len(h)] = h
       head_new[i] = len(h)
-    attend = self._span(int((conv.lengths[long] + head_new[:len(long)]).max()))
-    conv.cache = _extend_rows(self.graphdef, self.state, conv.cache, jnp.asarray(index),
-                              jnp.asarray(head_chunk), jnp.asarray(head_new), attend_len=attend)
+    attend = self._span(int((lengths[long] + head_new[:len(long)]).max()))
+    cache = _extend_rows(self.graphdef, self.state, cache, jnp.asarray(index),
+                         jnp.asarray(head_chunk), jnp.asarray(head_new), attend_len=attend)
     tail = np.full((batch, best_width), self.pad_id, np.int32)
     for b, r in enumerate(rows):
       rest = r[-best_width:] if len(r) > best_width else r
       tail[b, :len(rest)] = rest
-    return tail, np.minimum(num_new, best_width).astype(np.int32)
+    return cache, tail, np.minimum(num_new, best_width).astype(np.int32)
 
   def append(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None]) -> None:
     """Writes tokens into rows' caches without generating (e.g. a forced observation)."""
-    rows, chunk, num_new, _, _, full = self._prepare(conv, new_tokens, 0)
+    rows, width, num_new, _, _, full = self._prepare(conv, new_tokens, 0)
     if full.any() or any(len(r) + int(conv.lengths[b]) > self.max_cache_len
                          for b, r in enumerate(rows)):
       raise CacheOverflowError("append: tokens do not fit in the cache")
-    conv.cache, _ = _prefill(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
-                             jnp.asarray(num_new), attend_len=self._attend_len(conv, num_new))
+    attend = self._attend_len(conv.lengths, num_new)
+
+    def lane_append(lane: int) -> None:
+      part = conv.lane_rows(lane)
+      conv.caches[lane], _ = _prefill(self.graphdef, self.state, conv.caches[lane],
+                                      jnp.asarray(self._chunk(rows[part], width)),
+                                      jnp.asarray(num_new[part]), attend_len=attend)
+      jax.block_until_ready(conv.caches[lane].lengths)
+
+    self._map_lanes(lane_append, [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()])
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])
@@ -476,28 +567,52 @@ class Sampler:
       new_tokens: per row, the prompt (first turn) or observation tokens to append; None marks an
         inactive row (finished episode or waiting), which is neither extended nor decoded.
       max_new_tokens: decode budget per row for this turn (rows may stop earlier).
-      rng: a JAX PRNG key for this call, or a [batch_size] array of keys, one per row (what
-        a row samples then depends on its own key only); temperature 0 decodes greedily.
+      rng: a JAX PRNG key for this call (split into one key per row), or a [batch_size] array
+        of keys, one per row; what a row samples depends on its own key only. Temperature 0
+        decodes greedily.
     """
     if max_new_tokens < 1:
       raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     if temperature < 0 or not 0 < top_p <= 1 or top_k < 0:
       raise ValueError(f"bad sampling parameters: temperature={temperature}, top_p={top_p}, "
                        f"top_k={top_k}")
-    rows, chunk, num_new, active, budget, full = self._prepare(conv, new_tokens, max_new_tokens)
-    chunk_new = num_new
-    if self.ragged_prefill:
-      chunk, chunk_new = self._ragged_split(conv, rows, num_new, chunk)
-    cache, last = _prefill(self.graphdef, self.state, conv.cache, jnp.asarray(chunk),
-                           jnp.asarray(chunk_new), attend_len=self._attend_len(conv, num_new))
-    cache, tokens, logps, count, stopped = _decode(
-        self.graphdef, self.state, cache, last, jnp.asarray(active), jnp.asarray(budget), rng,
-        jnp.float32(max(temperature, 1e-6)), jnp.float32(top_p), self.stop_ids, self.stop_seqs,
-        self.grammar_table, self._grammar_start, max_new=int(max_new_tokens),
-        greedy=temperature == 0, top_k=int(top_k), use_top_p=top_p < 1.0,
-        attend_len=self._attend_len(conv, num_new, budget))
-    conv.cache = cache
-    tokens, logps, count, stopped = jax.device_get((tokens, logps, count, stopped))
+    rows, width, num_new, active, budget, full = self._prepare(conv, new_tokens, max_new_tokens)
+    # One key per row, whatever the caller passed: a row's draws then depend on its key alone,
+    # not on the lane it decodes in or on the other rows of its lane.
+    rng = jnp.asarray(rng)
+    keys = jax.random.split(rng, conv.batch_size) if rng.ndim == 0 else rng
+    if keys.shape[0] != conv.batch_size:
+      raise ValueError(f"got {keys.shape[0]} sampling keys for a batch of {conv.batch_size}")
+    # The same static shapes in every lane (one compile): bounds over the whole batch.
+    prefill_span = self._attend_len(conv.lengths, num_new)
+    decode_span = self._attend_len(conv.lengths, num_new, budget)
+    settings = dict(max_new=int(max_new_tokens), greedy=temperature == 0, top_k=int(top_k),
+                    use_top_p=top_p < 1.0, attend_len=decode_span)
+    temperature_value, top_p_value = jnp.float32(max(temperature, 1e-6)), jnp.float32(top_p)
+
+    def lane_turn(lane: int):
+      part = conv.lane_rows(lane)
+      cache, chunk, chunk_new = conv.caches[lane], self._chunk(rows[part], width), num_new[part]
+      if self.ragged_prefill:
+        cache, chunk, chunk_new = self._ragged_split(cache, conv.lengths[part], rows[part],
+                                                     num_new[part], chunk)
+      cache, last = _prefill(self.graphdef, self.state, cache, jnp.asarray(chunk),
+                             jnp.asarray(chunk_new), attend_len=prefill_span)
+      cache, tokens, logps, count, stopped = _decode(
+          self.graphdef, self.state, cache, last, jnp.asarray(active[part]),
+          jnp.asarray(budget[part]), keys[part], temperature_value, top_p_value, self.stop_ids,
+          self.stop_seqs, self.grammar_table, self._grammar_start, **settings)
+      conv.caches[lane] = cache
+      return jax.device_get((tokens, logps, count, stopped))
+
+    tokens = np.zeros((conv.batch_size, max_new_tokens), np.int32)
+    logps = np.zeros((conv.batch_size, max_new_tokens), np.float32)
+    count = np.zeros(conv.batch_size, np.int32)
+    stopped = np.zeros(conv.batch_size, bool)
+    busy = [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()]
+    for lane, out in zip(busy, self._map_lanes(lane_turn, busy)):
+      part = conv.lane_rows(lane)
+      tokens[part], logps[part], count[part], stopped[part] = out
     out = SampleOutput([], [], [])
     for b in range(conv.batch_size):
       n = int(count[b])
