@@ -100,6 +100,7 @@ _RANGES = (
     ("sampling.temperature", 0.0, math.inf, True),
     ("sampling.top_p", 0.0, 1.0, False),
     ("sampling.lanes", 0, math.inf, True),
+    ("optim.update_lanes", 0, math.inf, True),
     ("reward.invalid_call_penalty", -math.inf, 0.0, True),
     ("reward.tool_error_penalty", -math.inf, 0.0, True),
     ("sft.expert_explore_prob", 0.0, 1.0, True),

@@ -90,6 +90,62 @@ def test_micro_batching_is_exact(value_head, agg):
   _assert_same_update(*results)
 
 
+@pytest.mark.parametrize("value_head,steps", [("separate", ((True, True), (False, True))),
+                                              ("shared", ((True, True), (False, True), (True, False)))])
+def test_lanes_give_the_one_program_update(value_head, steps):
+  """A `LaneUpdate` (rl.lanes: gradient programs in threads, summed, one optimizer step) gives
+  the one-program update: the same parameters, optimizer states and metrics after steps of every
+  kind (both models, the critic's warm-up, the policy alone), with the policy and a separate
+  critic as jobs of their own and their rows in 1, 2, 3 or 6 lanes."""
+  policy, critic = _models(value_head)
+  batch = {k: jnp.asarray(v) for k, v in _batch(B=12).items()}
+  settings = update_lib.UpdateSettings(value_head=value_head, micro_batch_size=2, entropy_coef=0.01,
+                                       kl_in_loss=True)
+  results = {}
+  for lanes in (1, 2, 4, 8):
+    # Plain SGD: AdamW would turn float noise in near-zero gradients into steps of about lr.
+    pg, cg, tx, state = _state(policy, critic, settings, tx=__import__("optax").sgd(0.1))
+    critic_tx = tx if value_head == "separate" else update_lib.value_head_optimizer(tx)
+    if value_head == "shared":
+      state = state.replace(critic_opt=critic_tx.init(state.policy))
+    step = update_lib.make_update_step(pg, cg, tx, critic_tx, settings, lanes=lanes)
+    assert isinstance(step, update_lib.LaneUpdate) == (lanes > 1)
+    metrics = []
+    for train_policy, train_critic in steps:
+      state, m = step(state, batch, _scalars(batch), train_policy, train_critic)
+      metrics.append(jax.tree.map(float, m))
+    results[lanes] = (jax.tree.map(np.asarray, state), metrics)
+  one_state, one_metrics = results[1]
+  close = lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-4, atol=1e-6)
+  for lanes in (2, 4, 8):
+    state, metrics = results[lanes]
+    jax.tree.map(close, state, one_state)
+    for got, want in zip(metrics, one_metrics):
+      assert got.keys() == want.keys()
+      for key in want:
+        assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), (lanes, key)
+
+
+def test_lane_jobs_split_models_then_even_lanes_of_micro_batches():
+  step = update_lib.LaneUpdate(None, None, None, lanes=2, micro=1)
+  assert step.jobs(3, True, True, True) == [((True, False), 0, 3), ((False, True), 0, 3)]
+  assert step.jobs(3, False, True, True) == [((False, True), 0, 3)]  # 3 rows: no even split
+  assert step.jobs(4, False, True, True) == [((False, True), 0, 2), ((False, True), 2, 4)]
+  assert step.jobs(4, True, True, False) == [((True, True), 0, 2), ((True, True), 2, 4)]  # shared head
+  wide = update_lib.LaneUpdate(None, None, None, lanes=4, micro=2)
+  assert wide.jobs(8, True, True, True) == [((True, False), 0, 4), ((True, False), 4, 8),
+                                            ((False, True), 0, 4), ((False, True), 4, 8)]
+
+
+def test_lane_bounds_hold_whole_micro_batches():
+  from rl.lanes import even_lanes, lane_bounds
+  assert [even_lanes(6, n) for n in (1, 2, 4, 8)] == [1, 2, 3, 6] and even_lanes(3, 2) == 1
+  assert lane_bounds(12, 2, unit=2) == (0, 6, 12)
+  assert lane_bounds(12, 4, unit=4) == (0, 4, 8, 12)  # three micro-batches: three lanes
+  assert lane_bounds(3, 2) == (0, 2, 3)
+  assert lane_bounds(4, 8, unit=4) == (0, 4)  # one micro-batch: one lane
+
+
 def test_update_increases_likelihood_of_positive_advantage_tokens():
   policy, critic = _models("separate")
   batch = _batch()

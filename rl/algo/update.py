@@ -314,8 +314,82 @@ def _accumulate(loss_fn, params, graphdef, batch, scalars, denominators, micro):
   return loss, metrics, grads
 
 
+@flax.struct.dataclass
+class GradientSums:
+  """What rows of a mini-batch contribute to an update: the summed loss, metrics and gradients
+  of the critic's loss and of the policy's (None where that model is not trained). With the
+  mini-batch's global denominators (exact micro-batching) the sums over disjoint rows add up to
+  the whole mini-batch's."""
+
+  critic: Any = None  # (loss, metrics, grads)
+  policy: Any = None
+
+
+def _gradients(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool, *,
+               policy_graphdef, critic_graphdef, settings: UpdateSettings) -> GradientSums:
+  """The loss, metric and gradient sums of `batch`'s rows, at `state`'s parameters."""
+  denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant", "policy_num_tokens",
+                                          "policy_num_sequences") if k in scalars}
+  per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
+  micro = settings.micro_batch_size
+  critic_loss = functools.partial(_critic_loss, settings=settings)
+  sums = GradientSums()
+  if train_critic and state.critic is not None:
+    sums = sums.replace(critic=_accumulate(critic_loss, state.critic, critic_graphdef, batch, per_step,
+                                           denominators, micro))
+  elif train_critic and not train_policy and settings.value_head == "shared":
+    # The shared head's own step: the value loss through the policy's trunk.
+    sums = sums.replace(critic=_accumulate(critic_loss, state.policy, policy_graphdef, batch, per_step,
+                                           denominators, micro))
+  if train_policy:
+    policy_loss = functools.partial(_policy_loss, settings=settings, with_value=train_critic)
+    sums = sums.replace(policy=_accumulate(policy_loss, state.policy, policy_graphdef, batch, per_step,
+                                           denominators, micro))
+  return sums
+
+
+def _add_sums(a: GradientSums, b: GradientSums) -> GradientSums:
+  """a + b, where a model's sums missing from one side (None) count as zero."""
+  add = lambda x, y: y if x is None else x if y is None else jax.tree.map(jnp.add, x, y)
+  return GradientSums(critic=add(a.critic, b.critic), policy=add(a.policy, b.policy))
+
+
+def _apply(state: TrainState, parts: tuple[GradientSums, ...], *, policy_tx, critic_tx):
+  """The optimizer steps for the summed `parts`: (new state, metrics). The critic is updated
+  before the actor."""
+  sums = functools.reduce(_add_sums, parts)
+  metrics = {}
+  critic, critic_opt = state.critic, state.critic_opt
+  policy, policy_opt = state.policy, state.policy_opt
+  if sums.critic is not None and critic is not None:
+    _, c_metrics, c_grads = sums.critic
+    metrics.update(c_metrics)
+    metrics["critic/grad_norm"] = optax.tree.norm(c_grads)
+    updates, critic_opt = critic_tx.update(c_grads, critic_opt, critic)
+    critic = optax.apply_updates(critic, updates)
+  elif sums.critic is not None:
+    # The shared head alone is updated (critic_tx freezes the rest: the policy does not train in
+    # the warm-up).
+    _, c_metrics, c_grads = sums.critic
+    metrics.update(c_metrics)
+    updates, critic_opt = critic_tx.update(c_grads, critic_opt, policy)
+    metrics["critic/grad_norm"] = optax.tree.norm(jax.tree_util.tree_map_with_path(
+        lambda path, g: g if param_path(path) in VALUE_HEAD_PARAMS else jnp.zeros_like(g), c_grads))
+    policy = optax.apply_updates(policy, updates)
+  if sums.policy is not None:
+    p_loss, p_metrics, p_grads = sums.policy
+    metrics.update(p_metrics)
+    metrics["actor/loss"] = p_loss
+    metrics["actor/grad_norm"] = optax.tree.norm(p_grads)
+    updates, policy_opt = policy_tx.update(p_grads, policy_opt, policy)
+    policy = optax.apply_updates(policy, updates)
+  new_state = state.replace(step=state.step + 1, policy=policy, policy_opt=policy_opt,
+                            critic=critic, critic_opt=critic_opt)
+  return new_state, metrics
+
+
 def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, settings: UpdateSettings,
-                     *, state_sharding=None, batch_sharding=None) -> Callable:
+                     *, state_sharding=None, batch_sharding=None, lanes: int = 1) -> Callable:
   """Returns `update(state, batch, scalars, train_policy, train_critic) -> (state, metrics)`.
 
   `batch` holds [M, T] arrays of one mini-batch (tokens, valid, mask, advantages,
@@ -333,53 +407,70 @@ def make_update_step(policy_graphdef, critic_graphdef, policy_tx, critic_tx, set
   the head alone; a step of both trains it inside the policy loss; a policy-only step leaves it.
   With [M, T] "segment_ids" the rows are packed (rl.algo.batching.pack_minibatch): several sequences per
   row, each attending only to itself, for the token-level loss aggregations.
+
+  `lanes` > 1 (a single CPU device: no `state_sharding`): a `LaneUpdate`, whose gradient
+  programs (the policy's and a separate critic's, and lanes of rows) run at once in threads and
+  whose summed gradients another program applies; the same update up to float summation order.
+  XLA's CPU runtime runs a small model's ops one after another, so one program keeps about one
+  core busy.
   """
-  micro = settings.micro_batch_size
+  gradients = functools.partial(_gradients, policy_graphdef=policy_graphdef, critic_graphdef=critic_graphdef,
+                                settings=settings)
+  apply = functools.partial(_apply, policy_tx=policy_tx, critic_tx=critic_tx)
 
   def update(state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
-    denominators = {k: scalars[k] for k in ("num_tokens", "num_sequences", "norm_constant", "policy_num_tokens",
-                                            "policy_num_sequences") if k in scalars}
-    per_step = {k: scalars[k] for k in ("kl_coef", "temperature", "grammar_table") if k in scalars}
-    metrics = {}
-    critic, critic_opt = state.critic, state.critic_opt
-    policy, policy_opt = state.policy, state.policy_opt
-    if train_critic and critic is not None:
-      c_loss, c_metrics, c_grads = _accumulate(
-          functools.partial(_critic_loss, settings=settings), critic, critic_graphdef, batch,
-          per_step, denominators, micro)
-      metrics.update(c_metrics)
-      metrics["critic/grad_norm"] = optax.tree.norm(c_grads)
-      updates, critic_opt = critic_tx.update(c_grads, critic_opt, critic)
-      critic = optax.apply_updates(critic, updates)
-    elif train_critic and not train_policy and settings.value_head == "shared":
-      # The shared head's own step: the value loss through the policy's trunk, the head alone
-      # updated (critic_tx freezes the rest: the policy does not train in the warm-up).
-      c_loss, c_metrics, c_grads = _accumulate(
-          functools.partial(_critic_loss, settings=settings), policy, policy_graphdef, batch,
-          per_step, denominators, micro)
-      metrics.update(c_metrics)
-      updates, critic_opt = critic_tx.update(c_grads, critic_opt, policy)
-      metrics["critic/grad_norm"] = optax.tree.norm(jax.tree_util.tree_map_with_path(
-          lambda path, g: g if param_path(path) in VALUE_HEAD_PARAMS else jnp.zeros_like(g), c_grads))
-      policy = optax.apply_updates(policy, updates)
-    if train_policy:
-      p_loss, p_metrics, p_grads = _accumulate(
-          functools.partial(_policy_loss, settings=settings, with_value=train_critic), policy,
-          policy_graphdef, batch, per_step, denominators, micro)
-      metrics.update(p_metrics)
-      metrics["actor/loss"] = p_loss
-      metrics["actor/grad_norm"] = optax.tree.norm(p_grads)
-      updates, policy_opt = policy_tx.update(p_grads, policy_opt, policy)
-      policy = optax.apply_updates(policy, updates)
-    new_state = state.replace(step=state.step + 1, policy=policy, policy_opt=policy_opt,
-                              critic=critic, critic_opt=critic_opt)
-    return new_state, metrics
+    return apply(state, (gradients(state, batch, scalars, train_policy, train_critic),))
 
   jit_kwargs = dict(static_argnums=(3, 4), donate_argnums=(0,))
   if state_sharding is not None:
     jit_kwargs.update(in_shardings=(state_sharding, batch_sharding, None),
                       out_shardings=(state_sharding, None))
-  return jax.jit(update, **jit_kwargs)
+  step = jax.jit(update, **jit_kwargs)
+  if lanes <= 1 or state_sharding is not None:
+    return step
+  return LaneUpdate(step, jax.jit(gradients, static_argnums=(3, 4)), jax.jit(apply, donate_argnums=(0,)),
+                    lanes=lanes, micro=settings.micro_batch_size)
+
+
+class LaneUpdate:
+  """`update(state, batch, scalars, train_policy, train_critic)` as several gradient programs
+  run at once, one thread each (rl.lanes), then one optimizer step on their summed gradients.
+
+  The jobs: with a separate critic and both models trained, the policy's gradients and the
+  critic's are jobs of their own (the same programs' math as the one-program update, so the
+  same result to the bit). Each model's rows are further split into lanes when `lanes` leaves
+  more than one per model and the micro-batches divide evenly (equal lanes: one compiled shape).
+  With a single job it is the one-program `step`.
+  """
+
+  def __init__(self, step: Callable, gradients: Callable, apply: Callable, *, lanes: int, micro: int):
+    from rl.lanes import LanePool  # pylint: disable=import-outside-toplevel
+    self.step, self.gradients, self.apply = step, gradients, apply
+    self.lanes, self.micro = int(lanes), int(micro)
+    self._pool = LanePool("update-lane")
+
+  def jobs(self, rows: int, train_policy: bool, train_critic: bool, separate_critic: bool
+           ) -> list[tuple[tuple[bool, bool], int, int]]:
+    """((train_policy, train_critic), first row, end row) of each gradient program."""
+    from rl.lanes import even_lanes, lane_bounds  # pylint: disable=import-outside-toplevel
+    models = ([(True, False), (False, True)] if train_policy and train_critic and separate_critic
+              else [(train_policy, train_critic)])
+    units = rows // self.micro
+    bounds = lane_bounds(rows, even_lanes(units, max(1, self.lanes // len(models))), unit=self.micro)
+    return [(m, lo, hi) for m in models for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+  def __call__(self, state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
+    rows = int(batch["tokens"].shape[0])
+    jobs = self.jobs(rows, train_policy, train_critic, state.critic is not None)
+    if len(jobs) == 1:
+      return self.step(state, batch, scalars, train_policy, train_critic)
+
+    def job_sums(index: int) -> GradientSums:
+      (policy, critic), lo, hi = jobs[index]
+      part = batch if (lo, hi) == (0, rows) else {k: v[lo:hi] for k, v in batch.items()}
+      return jax.block_until_ready(self.gradients(state, part, scalars, policy, critic))
+
+    return self.apply(state, tuple(self._pool.map(job_sums, range(len(jobs)))))
 
 
 def compiled_temp_bytes(step: Callable, *args) -> float | None:

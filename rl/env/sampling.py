@@ -27,10 +27,8 @@ top-p truncation, which is what the training forward recomputes at the same temp
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import functools
-import os
 from typing import Any, Sequence
 
 import jax
@@ -39,6 +37,7 @@ import numpy as np
 from flax import nnx
 
 from rl.algo.batching import round_up
+from rl.lanes import LanePool, auto_lanes, lane_bounds
 from rl.models.transformer import MASKED_LOGIT, KVCache, Transformer
 
 Array = jax.Array
@@ -104,28 +103,9 @@ class Conversations:
       self.history[r] = []
 
 
-def lane_bounds(batch_size: int, lanes: int) -> tuple[int, ...]:
-  """Start rows of `lanes` contiguous blocks of near-equal size, and the end row."""
-  lanes = max(1, min(int(lanes), batch_size))
-  return tuple(round(i * batch_size / lanes) for i in range(lanes + 1))
-
-
 # Auto lanes give each lane at least this many rows: below it a lane's per-op overhead is not
 # worth a thread.
 MIN_LANE_ROWS = 8
-
-
-def auto_lanes(mesh: Any = None) -> int:
-  """Lanes `Sampler(lanes=0)` uses: one per CPU core this process may run on (at most 8) on a
-  CPU backend without a mesh; 1 on accelerators, where one device already runs a step's ops in
-  parallel, and on a mesh, where the rows are already split over devices."""
-  if mesh is not None or jax.default_backend() != "cpu":
-    return 1
-  try:
-    cores = len(os.sched_getaffinity(0))
-  except AttributeError:  # not Linux
-    cores = os.cpu_count() or 1
-  return max(1, min(cores, 8))
 
 
 def _bucket(n: int, minimum: int = 8) -> int:
@@ -185,7 +165,8 @@ def _categorical(rng: Array, logits: Array, probs: Array | None = None) -> Array
   block of CDF_BLOCK entries from the block totals' running sum, then an entry from the running
   sum inside that one block (gathered, [B, CDF_BLOCK]). Summing in two levels also keeps the
   rounding error a few hundred ulps even for a 150k vocabulary. `rng`: one key for the batch or
-  [B] keys, one per row. `probs`: softmax(logits) when the caller has it already.
+  [B] keys, one per row. `probs`: softmax(logits), or any positive multiple of it per row, when
+  the caller has it already.
   """
   b, v = logits.shape
   if probs is None:
@@ -217,19 +198,24 @@ def _sample(logits: Array, rng: Array, temperature: Array, greedy: bool, top_k: 
             top_p: Array | None) -> tuple[Array, Array]:
   """One token per row and its log-prob under log softmax(logits / temperature). `rng`: one key
   for the whole batch, or [B] keys, one per row (a row's draw then depends on its key alone, not
-  on which other rows share the call)."""
+  on which other rows share the call).
+
+  The log-prob is taken for the drawn token only (scaled[token] - max - log sum exp(scaled -
+  max)), not through a [B, V] log-softmax: a decode step then passes over the vocabulary once
+  for the exponentials and once for their sums instead of four times."""
+  scaled = logits if greedy else logits / temperature
+  peak = jnp.max(scaled, axis=-1, keepdims=True)
+  weights = jnp.exp(scaled - peak)  # softmax(scaled) up to its normaliser
+  total = jnp.sum(weights, axis=-1)
   if greedy:
     token = jnp.argmax(logits, axis=-1)
-    logp = jax.nn.log_softmax(logits, axis=-1)
+  elif top_k == 0 and top_p is None:  # nothing filtered: draw from the weights themselves
+    token = _categorical(rng, scaled, weights)
   else:
-    scaled = logits / temperature
-    logp = jax.nn.log_softmax(scaled, axis=-1)
-    if top_k == 0 and top_p is None:  # nothing filtered: the distribution is exp(logp)
-      token = _categorical(rng, scaled, jnp.exp(logp))
-    else:
-      token = _categorical(rng, _filter_logits(scaled, top_k, top_p))
+    token = _categorical(rng, _filter_logits(scaled, top_k, top_p))
   token = token.astype(jnp.int32)
-  return token, jnp.take_along_axis(logp, token[:, None], axis=-1)[:, 0]
+  picked = jnp.take_along_axis(scaled, token[:, None], axis=-1)[:, 0]
+  return token, picked - peak[:, 0] - jnp.log(total)
 
 
 def _stop_hit(token: Array, recent: Array, stop_ids: Array, stop_seqs: Array) -> Array:
@@ -288,7 +274,14 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
   batch = last.shape[0]
   top_p_value = top_p if use_top_p else None
   gstate = jnp.full((batch,), grammar_start, jnp.int32)
-  token, logp = _sample(_constrain(model.logits_from_hidden(last), grammar, gstate),
+  # The [D, V] output projection laid out once per call: with a tied embedding [V, D] the
+  # step's logits product would otherwise read it transposed at every step.
+  unembed = jax.lax.optimization_barrier(jnp.asarray(model.unembedding()) + 0)
+
+  def logits_of(hidden):
+    return jnp.einsum("bd,dv->bv", hidden, unembed.astype(hidden.dtype)).astype(jnp.float32)
+
+  token, logp = _sample(_constrain(logits_of(last), grammar, gstate),
                         _fold(rng, 0), temperature, greedy, top_k, top_p_value)
   gstate = _advance(grammar, gstate, token)
   window = max(1, stop_seqs.shape[1])
@@ -307,7 +300,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
     step, cache, token, done, stopped, recent, tokens, logps, count, gstate = carry
     feed = (~done).astype(jnp.int32)
     hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed)
-    new_token, new_logp = _sample(_constrain(model.logits_from_hidden(hidden[:, 0]), grammar, gstate),
+    new_token, new_logp = _sample(_constrain(logits_of(hidden[:, 0]), grammar, gstate),
                                   _fold(rng, step), temperature, greedy, top_k,
                                   top_p_value)
     live = ~done
@@ -351,8 +344,8 @@ class Sampler:
       among short ones), those rows first append their extra tokens in a smaller batch of their
       own, so the batch-wide chunk is sized for the typical row (`_ragged_split`).
     lanes: how many contiguous blocks of rows (each with its own cache) decode concurrently, each
-      in a thread of its own; 0 = `auto_lanes` (one per CPU core on a CPU backend, at least
-      MIN_LANE_ROWS rows a lane). What each row samples does not depend on it.
+      in a thread of its own; 0 = `rl.lanes.auto_lanes` (one per CPU core on a CPU backend, at
+      least MIN_LANE_ROWS rows a lane). What each row samples does not depend on it.
   """
 
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
@@ -381,7 +374,7 @@ class Sampler:
     # gathered onto one device.
     self.mesh, self.rules = mesh, rules
     self.lanes = int(lanes)
-    self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+    self._lanes = LanePool("sampler-lane")
     self.grammar_table = None if grammar is None else jnp.asarray(grammar.table)  # [S, V] on device
     self._grammar_start = jnp.int32(0 if grammar is None else grammar.start)
     ids = [int(i) for i in stop_token_ids]
@@ -430,14 +423,6 @@ class Sampler:
     return Conversations(caches=caches, bounds=bounds, lengths=np.zeros(batch_size, np.int64),
                          pending=[[] for _ in range(batch_size)],
                          history=[[] for _ in range(batch_size)])
-
-  def _map_lanes(self, fn, lanes: Sequence[int]) -> list:
-    """fn(lane) for each lane, concurrently in the lane threads when there are several."""
-    if len(lanes) <= 1:
-      return [fn(lane) for lane in lanes]
-    if self._pool is None or self._pool._max_workers < len(lanes):  # pylint: disable=protected-access
-      self._pool = concurrent.futures.ThreadPoolExecutor(len(lanes), thread_name_prefix="sampler-lane")
-    return [f.result() for f in [self._pool.submit(fn, lane) for lane in lanes]]
 
   def _prepare(self, conv: Conversations, new_tokens: Sequence[Sequence[int] | None],
                max_new_tokens: int):
@@ -550,7 +535,7 @@ class Sampler:
                                       jnp.asarray(num_new[part]), attend_len=attend)
       jax.block_until_ready(conv.caches[lane].lengths)
 
-    self._map_lanes(lane_append, [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()])
+    self._lanes.map(lane_append, [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()])
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])
@@ -610,7 +595,7 @@ class Sampler:
     count = np.zeros(conv.batch_size, np.int32)
     stopped = np.zeros(conv.batch_size, bool)
     busy = [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()]
-    for lane, out in zip(busy, self._map_lanes(lane_turn, busy)):
+    for lane, out in zip(busy, self._lanes.map(lane_turn, busy)):
       part = conv.lane_rows(lane)
       tokens[part], logps[part], count[part], stopped[part] = out
     out = SampleOutput([], [], [])

@@ -38,6 +38,7 @@ from flax import nnx
 
 from rl import config as config_lib
 from rl import killpoints
+from rl import lanes as lanes_lib
 from rl import models as model_lib
 from rl import parallel
 from rl.algo import batching
@@ -267,11 +268,12 @@ class Trainer:
         critic=critic_state, critic_opt=critic_opt))
     self.ref_params = None
     self._place_state()
-    shardings = {}
     if self.mesh is not None:  # every row array of a mini-batch split over the batch axes
-      shardings = {"state_sharding": self.state_sharding, "batch_sharding": self.group.rows_sharding(1)}
+      layout = {"state_sharding": self.state_sharding, "batch_sharding": self.group.rows_sharding(1)}
+    else:  # one CPU device: lanes of rows, one thread each (rl.lanes)
+      layout = {"lanes": int(config.optim.update_lanes) or lanes_lib.auto_lanes()}
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
-                                                   self.policy_tx, self.critic_tx, self.settings, **shardings)
+                                                   self.policy_tx, self.critic_tx, self.settings, **layout)
     self._update_temp_bytes: float | None = None  # the compiled update's scratch memory, once
     self.score_fn = update_lib.make_score_fn(self.policy_graphdef, self.critic_graphdef, self.settings)
     self.kl = KLController(config.algo.kl_coef, config.algo.kl_target)
