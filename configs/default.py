@@ -328,9 +328,10 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   # rows are rounded up to a multiple of it (scripts/bench_padding.py: the PPO epochs of a
   # default-shaped iteration 5.6 s against 7.6 s with 4, together with pack_fraction 0.25).
   c.optim.micro_batch_size = 1
-  # Lanes of a mini-batch's rows whose gradients are computed concurrently, a thread each, then
-  # summed (whole micro-batches each; rl.lanes); 0 = one per CPU core on a CPU backend without a
-  # mesh, else 1. The same update up to float summation order.
+  # Gradient programs run at once, a thread each, then summed: the policy's and a separate
+  # critic's, and even lanes of their micro-batches when there are lanes to spare; scoring calls
+  # too (rl.lanes). 0 = one per CPU core on a CPU backend without a mesh, else 1. The same update
+  # up to float summation order (to the bit with two lanes and a separate critic).
   c.optim.update_lanes = 0
   c.optim.critic_warmup_iterations = 2  # critic-only iterations before the policy trains
   c.optim.critic_updates_per_policy_update = 1

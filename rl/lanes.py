@@ -62,21 +62,26 @@ def even_lanes(units: int, lanes: int) -> int:
 
 
 class LanePool:
-  """Runs one call per lane, each in a thread of its own when there are several."""
+  """Runs one call per lane (or per item), in threads of its own when there are several."""
 
   def __init__(self, name: str):
     self.name = name
     self._pool: concurrent.futures.ThreadPoolExecutor | None = None
     self._workers = 0
 
-  def map(self, fn: Callable[[int], T], lanes: Sequence[int]) -> list[T]:
-    """[fn(lane) for lane in lanes], concurrently; an exception in any lane is raised here."""
-    if len(lanes) <= 1:
-      return [fn(lane) for lane in lanes]
-    if self._workers < len(lanes):
+  def map(self, fn: Callable[[int], T], items: Sequence[int], workers: int = 0) -> list[T]:
+    """[fn(item) for item in items], at most `workers` at once (0: all of them); an exception
+    in any call is raised here, after the others have ended."""
+    workers = min(len(items), workers or len(items))
+    if workers <= 1:
+      return [fn(item) for item in items]
+    # As many workers as items: any pool at least that large will do. Fewer: the pool's size is
+    # the bound.
+    if self._workers < workers or (workers < len(items) and self._workers != workers):
       if self._pool is not None:
         self._pool.shutdown(wait=False)
-      self._pool = concurrent.futures.ThreadPoolExecutor(len(lanes), thread_name_prefix=self.name)
-      self._workers = len(lanes)
-    futures = [self._pool.submit(fn, lane) for lane in lanes]
+      self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix=self.name)
+      self._workers = workers
+    futures = [self._pool.submit(fn, item) for item in items]
+    concurrent.futures.wait(futures)
     return [f.result() for f in futures]

@@ -465,6 +465,24 @@ def scripted_iteration(tasks_root, tmp_path_factory):
                                coef_before=coef_before, schedules=schedules)
 
 
+def test_scoring_calls_in_lanes_give_the_scores_of_one_call_at_a_time(scripted_iteration):
+  """`_score`'s calls run `update_lanes` at a time in threads (rl.lanes); each call is the same
+  program on the same rows, so the scores are those of one call at a time to the bit."""
+  trainer = scripted_iteration.trainer
+  batch = trainer._update_batch(scripted_iteration.episodes)  # pylint: disable=protected-access
+  lanes = trainer.update_lanes
+  try:
+    trainer.update_lanes = 1
+    one = trainer._score(batch, 0.7, room=1)  # pylint: disable=protected-access
+    trainer.update_lanes = 3
+    three = trainer._score(batch, 0.7, room=1)  # pylint: disable=protected-access
+  finally:
+    trainer.update_lanes = lanes
+  assert one.keys() == three.keys() and {"logprobs", "values", "ref_logprobs"} <= one.keys()
+  for key in one:
+    np.testing.assert_array_equal(one[key], three[key], err_msg=key)
+
+
 def test_adaptive_kl_controller_follows_the_kl_to_the_reference(scripted_iteration):
   """kl_in = "reward": the controller reads the rollouts' KL to the reference (verl's
   apply_kl_penalty), not the policy's drift within one update (actor/approx_kl, ~0 here)."""

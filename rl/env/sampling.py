@@ -165,8 +165,7 @@ def _categorical(rng: Array, logits: Array, probs: Array | None = None) -> Array
   block of CDF_BLOCK entries from the block totals' running sum, then an entry from the running
   sum inside that one block (gathered, [B, CDF_BLOCK]). Summing in two levels also keeps the
   rounding error a few hundred ulps even for a 150k vocabulary. `rng`: one key for the batch or
-  [B] keys, one per row. `probs`: softmax(logits), or any positive multiple of it per row, when
-  the caller has it already.
+  [B] keys, one per row. `probs`: softmax(logits) when the caller has it already.
   """
   b, v = logits.shape
   if probs is None:
@@ -198,24 +197,19 @@ def _sample(logits: Array, rng: Array, temperature: Array, greedy: bool, top_k: 
             top_p: Array | None) -> tuple[Array, Array]:
   """One token per row and its log-prob under log softmax(logits / temperature). `rng`: one key
   for the whole batch, or [B] keys, one per row (a row's draw then depends on its key alone, not
-  on which other rows share the call).
-
-  The log-prob is taken for the drawn token only (scaled[token] - max - log sum exp(scaled -
-  max)), not through a [B, V] log-softmax: a decode step then passes over the vocabulary once
-  for the exponentials and once for their sums instead of four times."""
-  scaled = logits if greedy else logits / temperature
-  peak = jnp.max(scaled, axis=-1, keepdims=True)
-  weights = jnp.exp(scaled - peak)  # softmax(scaled) up to its normaliser
-  total = jnp.sum(weights, axis=-1)
+  on which other rows share the call)."""
   if greedy:
     token = jnp.argmax(logits, axis=-1)
-  elif top_k == 0 and top_p is None:  # nothing filtered: draw from the weights themselves
-    token = _categorical(rng, scaled, weights)
+    logp = jax.nn.log_softmax(logits, axis=-1)
   else:
-    token = _categorical(rng, _filter_logits(scaled, top_k, top_p))
+    scaled = logits / temperature
+    logp = jax.nn.log_softmax(scaled, axis=-1)
+    if top_k == 0 and top_p is None:  # nothing filtered: the distribution is exp(logp)
+      token = _categorical(rng, scaled, jnp.exp(logp))
+    else:
+      token = _categorical(rng, _filter_logits(scaled, top_k, top_p))
   token = token.astype(jnp.int32)
-  picked = jnp.take_along_axis(scaled, token[:, None], axis=-1)[:, 0]
-  return token, picked - peak[:, 0] - jnp.log(total)
+  return token, jnp.take_along_axis(logp, token[:, None], axis=-1)[:, 0]
 
 
 def _stop_hit(token: Array, recent: Array, stop_ids: Array, stop_seqs: Array) -> Array:
@@ -274,14 +268,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
   batch = last.shape[0]
   top_p_value = top_p if use_top_p else None
   gstate = jnp.full((batch,), grammar_start, jnp.int32)
-  # The [D, V] output projection laid out once per call: with a tied embedding [V, D] the
-  # step's logits product would otherwise read it transposed at every step.
-  unembed = jax.lax.optimization_barrier(jnp.asarray(model.unembedding()) + 0)
-
-  def logits_of(hidden):
-    return jnp.einsum("bd,dv->bv", hidden, unembed.astype(hidden.dtype)).astype(jnp.float32)
-
-  token, logp = _sample(_constrain(logits_of(last), grammar, gstate),
+  token, logp = _sample(_constrain(model.logits_from_hidden(last), grammar, gstate),
                         _fold(rng, 0), temperature, greedy, top_k, top_p_value)
   gstate = _advance(grammar, gstate, token)
   window = max(1, stop_seqs.shape[1])
@@ -300,7 +287,7 @@ def _decode(graphdef, state, cache: KVCache, last: Array, active: Array, budget:
     step, cache, token, done, stopped, recent, tokens, logps, count, gstate = carry
     feed = (~done).astype(jnp.int32)
     hidden, cache = model.hidden_states(token[:, None], cache=cache, num_new=feed)
-    new_token, new_logp = _sample(_constrain(logits_of(hidden[:, 0]), grammar, gstate),
+    new_token, new_logp = _sample(_constrain(model.logits_from_hidden(hidden[:, 0]), grammar, gstate),
                                   _fold(rng, step), temperature, greedy, top_k,
                                   top_p_value)
     live = ~done

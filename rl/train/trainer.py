@@ -268,10 +268,13 @@ class Trainer:
         critic=critic_state, critic_opt=critic_opt))
     self.ref_params = None
     self._place_state()
+    # Gradient programs (and scoring calls) run at once on one CPU device (rl.lanes).
+    self.update_lanes = 1 if self.mesh is not None else int(config.optim.update_lanes) or lanes_lib.auto_lanes()
+    self._score_pool = lanes_lib.LanePool("score-lane")
     if self.mesh is not None:  # every row array of a mini-batch split over the batch axes
       layout = {"state_sharding": self.state_sharding, "batch_sharding": self.group.rows_sharding(1)}
     else:  # one CPU device: lanes of rows, one thread each (rl.lanes)
-      layout = {"lanes": int(config.optim.update_lanes) or lanes_lib.auto_lanes()}
+      layout = {"lanes": self.update_lanes}
     self.update_step = update_lib.make_update_step(self.policy_graphdef, self.critic_graphdef,
                                                    self.policy_tx, self.critic_tx, self.settings, **layout)
     self._update_temp_bytes: float | None = None  # the compiled update's scratch memory, once
@@ -599,10 +602,13 @@ class Trainer:
     ref = self.ref_params if self._needs_ref() else None
     trim = self.config.trainer.trim_padding if trim is None else trim
     order = np.argsort(batch.lengths, kind="stable") if trim else np.arange(B)
-    result: dict[str, np.ndarray] = {}
+    calls = []  # (rows, length) of each scoring call
     for s in range(0, B, mb):
       rows = order[s:s + mb]
-      t = self.group.agreed_length(self._padded_length(batch.lengths[rows] + room, T, trim))
+      calls.append((rows, self.group.agreed_length(self._padded_length(batch.lengths[rows] + room, T, trim))))
+
+    def score_call(index: int) -> dict:
+      rows, t = calls[index]
       inputs = {"tokens": batch.tokens[rows, :t], "valid": batch.valid[rows, :t],
                 "needed": batch.action_mask[rows, :t] > 0}
       if grammar_states is not None:
@@ -612,13 +618,22 @@ class Trainer:
           "grammar_states": inputs["grammar_states"], "grammar_table": self._grammar_table}
       out = self.score_fn(self.state.policy, self.state.critic, ref, inputs["tokens"], inputs["valid"],
                           jnp.float32(temperature), **grammar, needed=inputs["needed"])
-      for k, v in jax.tree.map(parallel.local_rows if self.group.multi else _to_host, out).items():
+      out = jax.tree.map(parallel.local_rows if self.group.multi else _to_host, out)
+      if index == 0:
+        killpoints.reach("score", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-scoring
+      return out
+
+    # The calls are independent: on one CPU device `update_lanes` of them run at once, a thread
+    # each (rl.lanes); on a mesh (several processes too) one after another, in one order.
+    result: dict[str, np.ndarray] = {}
+    outs = self._score_pool.map(score_call, range(len(calls)), workers=self.update_lanes)
+    for (rows, t), out in zip(calls, outs):
+      for k, v in out.items():
         if k not in result:
           result[k] = np.zeros((B, T) + v.shape[2:], v.dtype)
           if k == "support":
             result[k] -= 1  # -1: no token (the padding's convention)
         result[k][rows, :t] = v
-      killpoints.reach("score", self.iteration + 1)  # a test hook (rl.killpoints): a kill mid-scoring
     return result
 
   def _place_state(self) -> None:
