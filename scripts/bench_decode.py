@@ -11,6 +11,8 @@ https://download.pytorch.org/whl/cpu transformers`). Every row decodes exactly -
 tokens (no stop ids), sampling at temperature 1. Medians over --repeats timed runs after a
 warm-up (compile) run; with --compare-transformers the two sides alternate for --rounds rounds
 and the speed-up is the median of the rounds' ratios (the machine's load moves between rounds).
+With --multi-turn as well, the turns are also timed against transformers' generate continuing
+from its own cache each turn (a `DynamicCache` kept across turns), alternating the same way.
 """
 
 from __future__ import annotations
@@ -51,17 +53,44 @@ def _torch_worker(args: argparse.Namespace) -> None:
                             top_p=1.0, temperature=1.0, max_new_tokens=args.new_tokens,
                             min_new_tokens=args.new_tokens, eos_token_id=None, pad_token_id=0)
 
-    assert generate().shape[1] == args.prompt_len + args.new_tokens
-    results["single_s"] = median_time(generate, args.repeats, ready=torch_sync)
+    if args.measure == "single":
+      assert generate().shape[1] == args.prompt_len + args.new_tokens
+      results["single_s"] = median_time(generate, args.repeats, ready=torch_sync)
+    else:  # turns of generation with observations between, the cache kept across turns
+      observations = [torch.tensor(o, dtype=torch.long, device=device)
+                      for o in _observations(rng, args, vocab)]
+
+      def multi_turn():
+        cache, history = transformers.DynamicCache(), ids
+        for observation in observations:
+          # generate feeds only what the cache does not hold: the last sampled token and the
+          # observation (the same work as our sampler's turn).
+          out = model.generate(history, attention_mask=torch.ones_like(history), past_key_values=cache,
+                               do_sample=True, top_k=0, top_p=1.0, temperature=1.0,
+                               max_new_tokens=args.turn_tokens, min_new_tokens=args.turn_tokens,
+                               eos_token_id=None, pad_token_id=0)
+          history = torch.cat([out, observation], dim=1)
+        return history
+
+      expected = args.prompt_len + args.turns * (args.turn_tokens + args.obs_tokens)
+      assert multi_turn().shape[1] == expected
+      results["multi_turn_s"] = median_time(multi_turn, args.repeats, ready=torch_sync)
   results["torch_threads"] = torch.get_num_threads()
   results["torch_device"] = str(device)
   print_result(results)
 
 
-def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
+def _observations(rng, args: argparse.Namespace, vocab: int) -> list:
+  """The multi-turn benchmark's observations: per turn, [batch, obs_tokens] token ids."""
+  return [rng.integers(3, vocab, size=(args.batch, args.obs_tokens)).tolist() for _ in range(args.turns)]
+
+
+def _run_torch(args: argparse.Namespace, checkpoint: str, measure: str = "single") -> dict | None:
   return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--prompt-len",
                                str(args.prompt_len), "--new-tokens", str(args.new_tokens), "--repeats",
-                               str(args.repeats), "--dtype", args.dtype], args.torch_python,
+                               str(args.repeats), "--dtype", args.dtype, "--measure", measure,
+                               "--turns", str(args.turns), "--turn-tokens", str(args.turn_tokens),
+                               "--obs-tokens", str(args.obs_tokens)], args.torch_python,
                     "transformers")
 
 
@@ -91,6 +120,8 @@ def main() -> None:
   parser.add_argument("--turn-tokens", type=int, default=32)
   parser.add_argument("--obs-tokens", type=int, default=32)
   parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
+  parser.add_argument("--measure", default="single", choices=("single", "multi-turn"),
+                      help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.torch_worker:
     _torch_worker(args)
@@ -113,11 +144,12 @@ def main() -> None:
     checkpoint = tmp.name
     save_hf_checkpoint(model, checkpoint)
   config = model.config
-  print(f"model: {args.hf_checkpoint or args.preset} ({config.num_params() / 1e6:.1f}M params, "
-        f"vocab {config.vocab_size}, {args.dtype} on both sides); {jax_side()}")
   rng = np.random.default_rng(0)
   prompts = rng.integers(3, config.vocab_size, size=(args.batch, args.prompt_len)).tolist()
   sampler = Sampler(model, max_cache_len=args.prompt_len + args.new_tokens)
+  print(f"model: {args.hf_checkpoint or args.preset} ({config.num_params() / 1e6:.1f}M params, "
+        f"vocab {config.vocab_size}, {args.dtype} on both sides); {jax_side()}; sampler lanes "
+        f"{sampler.lanes_for(args.batch)} (rl.lanes)")
   calls = iter(range(10**6))
 
   def ours():
@@ -143,8 +175,7 @@ def main() -> None:
   if args.multi_turn:
     capacity = args.prompt_len + args.turns * (args.turn_tokens + args.obs_tokens) + 8
     turn_sampler = Sampler(model, max_cache_len=capacity)
-    observations = [rng.integers(3, config.vocab_size, size=(args.batch, args.obs_tokens)).tolist()
-                    for _ in range(args.turns)]
+    observations = _observations(rng, args, config.vocab_size)
 
     def multi_turn():
       conv = turn_sampler.new_conversations(args.batch)
@@ -161,13 +192,24 @@ def main() -> None:
                                   rng=jax.random.key(turn))
         history = [h + t + o for h, t, o in zip(history, out.tokens, observations[turn])]
 
-    cached_s = median_time(multi_turn, args.repeats)
+    if args.compare_transformers:
+      cached_all, torch_turns = alternate_rounds(lambda: median_time(multi_turn, args.repeats),
+                                                 lambda: _run_torch(args, checkpoint, "multi-turn"),
+                                                 args.rounds)
+      cached_s = statistics.median(cached_all)
+    else:
+      cached_s = median_time(multi_turn, args.repeats)
     prefill_s = median_time(re_prefill, args.repeats)
     tokens = args.batch * args.turns * args.turn_tokens
     print(f"multi-turn ({args.turns} turns x {args.turn_tokens} new, {args.obs_tokens} observation "
           f"tokens between): cache {cached_s:.3f} s ({tokens / cached_s:,.0f} tokens/s), "
           f"re-prefill {prefill_s:.3f} s ({tokens / prefill_s:,.0f} tokens/s), "
           f"speed-up {prefill_s / cached_s:.2f}x")
+    if args.compare_transformers and torch_turns:
+      torch_s = statistics.median(r["multi_turn_s"] for r in torch_turns)
+      print(f"multi-turn, transformers generate with its cache kept across turns "
+            f"({torch_side(torch_turns[0])}): {torch_s:.3f} s median ({tokens / torch_s:,.0f} tokens/s)")
+      print_rounds("transformers (multi-turn)", cached_all, [r["multi_turn_s"] for r in torch_turns])
 
   if args.ragged:
     # Observation lengths drawn like the default experiment's tool outputs (p50 ~30, p90 ~65,
