@@ -3,10 +3,11 @@ cut per call / mini-batch (`trainer.trim_padding`), and cut plus packed (`traine
 
   .venv/bin/python scripts/bench_padding.py --batch 48 --mini-batch 12
   .venv/bin/python scripts/bench_padding.py --attention einsum,tiled --sft-steps 0
+  .venv/bin/python scripts/bench_padding.py --update-lanes 1,2
 
-With --attention A,B,... the cut+packed path (the default's) is timed once per attention
-implementation (`model.attention`), each on its own Trainer with the same weights, alternating;
-the first one is the baseline of the ratios.
+With --attention A,B,... (or --update-lanes 1,2,...) the cut+packed path (the default's) is timed
+once per attention implementation (`model.attention`; or per `optim.update_lanes`), each on its
+own Trainer with the same weights, alternating; the first one is the baseline of the ratios.
 
 The batch is synthetic: rows whose lengths follow the default experiment's trajectories (a
 log-normal fitted to p10 / p50 / p90 = 300 / 370 / 700 tokens, cut at 1536), 30% of each row
@@ -38,6 +39,10 @@ def main() -> None:
   ap.add_argument("--seed", type=int, default=0)
   ap.add_argument("--attention", default="",
                   help="comma-separated model.attention values to compare on the cut+packed path")
+  ap.add_argument("--update-lanes", default="",
+                  help="comma-separated optim.update_lanes values to compare on the cut+packed path "
+                       "(1: one update program; 2: the policy's and the critic's gradients in two "
+                       "threads, rl.lanes)")
   ap.add_argument("--sft-steps", type=int, default=40,
                   help="also time this many SFT steps, cut against cut+packed (0: skip)")
   args = ap.parse_args()
@@ -59,7 +64,10 @@ def main() -> None:
   c.tasks.root = os.path.join(workdir, "tasks")
   c = c.lock()
   if args.attention:
-    compare_attention(c, workdir, args)
+    compare_variants(c, workdir, args, "model.attention", args.attention.split(","))
+    return
+  if args.update_lanes:
+    compare_variants(c, workdir, args, "optim.update_lanes", [int(v) for v in args.update_lanes.split(",")])
     return
   trainer = trainer_lib.Trainer(c, trainer_lib.prepare_workdir(c, os.path.join(workdir, "run")))
 
@@ -159,41 +167,49 @@ def make_run(trainer, batch, lengths, rng):
   return run
 
 
-def compare_attention(c, workdir, args) -> None:
-  """Scoring and PPO epochs on the cut+packed path, one Trainer per attention implementation."""
+def compare_variants(c, workdir, args, field: str, values: list) -> None:
+  """Scoring and PPO epochs on the cut+packed path, one Trainer per value of config `field`
+  (e.g. "model.attention"), alternating; the first value is the baseline of the ratios."""
   import jax
   import numpy as np
 
   from rl.train import trainer as trainer_lib
 
-  names = args.attention.split(",")
+  section, leaf = field.split(".")
+  names = [str(v) for v in values]
   rng = np.random.default_rng(args.seed)
   batch, lengths = synthetic_batch(c, args, rng)
-  runs, scores, compile_s = {}, {}, {}
-  for name in names:
+  runs, scores, compile_s, states = {}, {}, {}, {}
+  for name, value in zip(names, values):
     cfg = c.unlock()
-    cfg.model.attention = name
+    cfg[section][leaf] = value
     cfg = cfg.lock()
     trainer = trainer_lib.Trainer(cfg, trainer_lib.prepare_workdir(cfg, os.path.join(workdir, f"run-{name}")))
     runs[name] = make_run(trainer, batch, lengths, np.random.default_rng(args.seed + 1))
     t0 = time.perf_counter()
     scores[name] = runs[name](True, True)[2]  # compiles every shape
     compile_s[name] = time.perf_counter() - t0
+    states[name] = trainer
   times = {name: [] for name in names}
   for _ in range(args.repeats):
     for name in names:
       times[name].append(runs[name](True, True)[:2])
   B, T = batch.tokens.shape
   print(f"batch {B} rows, padded T {T}, cut+packed, mini-batch {args.mini_batch}, "
-        f"{c.optim.ppo_epochs} epochs, {jax.device_count()} devices; medians of {args.repeats}")
+        f"{c.optim.ppo_epochs} epochs, {jax.device_count()} devices, {field} in {names}; medians of "
+        f"{args.repeats}")
   base = names[0]
   med = {n: (np.median([t[0] for t in ts]), np.median([t[1] for t in ts])) for n, ts in times.items()}
   m = batch.action_mask > 0
+  base_policy = jax.tree.leaves(jax.tree.map(np.asarray, states[base].state.policy))
   for name in names:
     diff = max(float(np.abs(scores[name][k] - scores[base][k])[m].max()) for k in ("logprobs", "values"))
+    policy = jax.tree.leaves(jax.tree.map(np.asarray, states[name].state.policy))
+    pdiff = max(float(np.abs(a - b).max()) for a, b in zip(policy, base_policy))
     print(f"{name:>8}: score {med[name][0]:6.2f} s ({med[base][0] / med[name][0]:.2f}x)   "
           f"ppo epochs {med[name][1]:6.2f} s ({med[base][1] / med[name][1]:.2f}x)   first round "
-          f"(compiles) {compile_s[name]:6.1f} s   scores vs {base} {diff:.1e}")
+          f"(compiles) {compile_s[name]:6.1f} s   scores vs {base} {diff:.1e}   policy after the "
+          f"epochs vs {base} {pdiff:.1e}")
 
 
 def bench_sft(trainer, batch, steps: int, rng) -> None:

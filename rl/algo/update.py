@@ -25,6 +25,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from rl import lanes as lanes_lib
 from rl import models as model_lib
 from rl.algo import losses as losses_lib
 from rl.registry import POLICY_LOSSES, VALUE_LOSSES
@@ -444,19 +445,18 @@ class LaneUpdate:
   """
 
   def __init__(self, step: Callable, gradients: Callable, apply: Callable, *, lanes: int, micro: int):
-    from rl.lanes import LanePool  # pylint: disable=import-outside-toplevel
     self.step, self.gradients, self.apply = step, gradients, apply
     self.lanes, self.micro = int(lanes), int(micro)
-    self._pool = LanePool("update-lane")
+    self._pool = lanes_lib.LanePool("update-lane")
 
   def jobs(self, rows: int, train_policy: bool, train_critic: bool, separate_critic: bool
            ) -> list[tuple[tuple[bool, bool], int, int]]:
     """((train_policy, train_critic), first row, end row) of each gradient program."""
-    from rl.lanes import even_lanes, lane_bounds  # pylint: disable=import-outside-toplevel
     models = ([(True, False), (False, True)] if train_policy and train_critic and separate_critic
               else [(train_policy, train_critic)])
     units = rows // self.micro
-    bounds = lane_bounds(rows, even_lanes(units, max(1, self.lanes // len(models))), unit=self.micro)
+    bounds = lanes_lib.lane_bounds(rows, lanes_lib.even_lanes(units, max(1, self.lanes // len(models))),
+                                   unit=self.micro)
     return [(m, lo, hi) for m in models for lo, hi in zip(bounds[:-1], bounds[1:])]
 
   def __call__(self, state: TrainState, batch: dict, scalars: dict, train_policy: bool, train_critic: bool):
