@@ -137,15 +137,6 @@ def test_lane_jobs_split_models_then_even_lanes_of_micro_batches():
                                             ((False, True), 0, 4), ((False, True), 4, 8)]
 
 
-def test_lane_bounds_hold_whole_micro_batches():
-  from rl.lanes import even_lanes, lane_bounds
-  assert [even_lanes(6, n) for n in (1, 2, 4, 8)] == [1, 2, 3, 6] and even_lanes(3, 2) == 1
-  assert lane_bounds(12, 2, unit=2) == (0, 6, 12)
-  assert lane_bounds(12, 4, unit=4) == (0, 4, 8, 12)  # three micro-batches: three lanes
-  assert lane_bounds(3, 2) == (0, 2, 3)
-  assert lane_bounds(4, 8, unit=4) == (0, 4)  # one micro-batch: one lane
-
-
 def test_update_increases_likelihood_of_positive_advantage_tokens():
   policy, critic = _models("separate")
   batch = _batch()
