@@ -91,8 +91,8 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sampling.top_k = 0
   c.sampling.max_cache_len = 2048
   # Contiguous blocks of rows decoded concurrently, one thread and KV cache each; 0 = one per
-  # CPU core on a CPU backend without a mesh (rl.env.sampling.auto_lanes), else 1. What a row
-  # samples does not depend on it.
+  # CPU core on a CPU backend without a mesh (rl.lanes.auto_lanes), else 1. What a row samples
+  # does not depend on it, up to float rounding (rl.env.sampling).
   c.sampling.lanes = 0
 
   # --- sandbox -------------------------------------------------------------------

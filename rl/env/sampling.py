@@ -17,7 +17,9 @@ On a CPU the rows are split into lanes, contiguous blocks of rows with a KV cach
 and each lane's prefill and decode run in a thread of their own: XLA's CPU runtime runs one
 decode step's small ops one after another, so one program keeps about one core busy, while two
 programs on two cores decode about 1.6x as many tokens per second (scripts/bench_decode.py). Every
-row samples with a key of its own, so the lane count never changes what a row samples.
+row samples with a key of its own, so what a row samples does not depend on the lane count, up to
+float rounding: a program of fewer rows can round a logit differently in its last bit, which over
+a long run can flip a draw.
 
 The last sampled token of a turn is kept "pending" on the host and written to the cache with the
 next turn's tokens, so a turn costs one forward over (1 + observation) tokens plus the decode.
@@ -332,7 +334,8 @@ class Sampler:
       own, so the batch-wide chunk is sized for the typical row (`_ragged_split`).
     lanes: how many contiguous blocks of rows (each with its own cache) decode concurrently, each
       in a thread of its own; 0 = `rl.lanes.auto_lanes` (one per CPU core on a CPU backend, at
-      least MIN_LANE_ROWS rows a lane). What each row samples does not depend on it.
+      least MIN_LANE_ROWS rows a lane). What each row samples does not depend on it, up to float
+      rounding (see the module docstring).
   """
 
   def __init__(self, model: Transformer | tuple[Any, Any], *, max_cache_len: int = 2048,
