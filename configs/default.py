@@ -91,8 +91,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.sampling.top_k = 0
   c.sampling.max_cache_len = 2048
   # Contiguous blocks of rows decoded concurrently, one thread and KV cache each; 0 = one per
-  # CPU core on a CPU backend without a mesh (rl.lanes.auto_lanes), else 1. What a row samples
-  # does not depend on it, up to float rounding (rl.env.sampling).
+  # CPU core on a CPU backend without a mesh (rl.lanes.auto_lanes), else 1; on a mesh the rows are
+  # split over its devices instead and this is not used. What a row samples does not depend on
+  # it, up to float rounding (rl.env.sampling).
   c.sampling.lanes = 0
 
   # --- sandbox -------------------------------------------------------------------
@@ -330,8 +331,9 @@ def get_config(arg: str | None = None) -> ml_collections.ConfigDict:
   c.optim.micro_batch_size = 1
   # Gradient programs run at once, a thread each, then summed: the policy's and a separate
   # critic's, and even lanes of their micro-batches when there are lanes to spare; scoring calls
-  # too (rl.lanes). 0 = one per CPU core on a CPU backend without a mesh, else 1. The same update
-  # up to float summation order (to the bit with two lanes and a separate critic).
+  # too (rl.lanes). 0 = one per CPU core on a CPU backend without a mesh, else 1; not used on a
+  # mesh (the step is one sharded program there). The same update up to float summation order
+  # (to the bit with two lanes and a separate critic).
   c.optim.update_lanes = 0
   c.optim.critic_warmup_iterations = 2  # critic-only iterations before the policy trains
   c.optim.critic_updates_per_policy_update = 1

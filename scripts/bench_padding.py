@@ -179,7 +179,7 @@ def compare_variants(c, workdir, args, field: str, values: list) -> None:
   names = [str(v) for v in values]
   rng = np.random.default_rng(args.seed)
   batch, lengths = synthetic_batch(c, args, rng)
-  runs, scores, compile_s, states = {}, {}, {}, {}
+  runs, scores, compile_s, trainers = {}, {}, {}, {}
   for name, value in zip(names, values):
     cfg = c.unlock()
     cfg[section][leaf] = value
@@ -189,7 +189,7 @@ def compare_variants(c, workdir, args, field: str, values: list) -> None:
     t0 = time.perf_counter()
     scores[name] = runs[name](True, True)[2]  # compiles every shape
     compile_s[name] = time.perf_counter() - t0
-    states[name] = trainer
+    trainers[name] = trainer
   times = {name: [] for name in names}
   for _ in range(args.repeats):
     for name in names:
@@ -201,10 +201,10 @@ def compare_variants(c, workdir, args, field: str, values: list) -> None:
   base = names[0]
   med = {n: (np.median([t[0] for t in ts]), np.median([t[1] for t in ts])) for n, ts in times.items()}
   m = batch.action_mask > 0
-  base_policy = jax.tree.leaves(jax.tree.map(np.asarray, states[base].state.policy))
+  base_policy = jax.tree.leaves(jax.tree.map(np.asarray, trainers[base].state.policy))
   for name in names:
     diff = max(float(np.abs(scores[name][k] - scores[base][k])[m].max()) for k in ("logprobs", "values"))
-    policy = jax.tree.leaves(jax.tree.map(np.asarray, states[name].state.policy))
+    policy = jax.tree.leaves(jax.tree.map(np.asarray, trainers[name].state.policy))
     pdiff = max(float(np.abs(a - b).max()) for a, b in zip(policy, base_policy))
     print(f"{name:>8}: score {med[name][0]:6.2f} s ({med[base][0] / med[name][0]:.2f}x)   "
           f"ppo epochs {med[name][1]:6.2f} s ({med[base][1] / med[name][1]:.2f}x)   first round "

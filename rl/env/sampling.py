@@ -85,6 +85,10 @@ class Conversations:
   def lane_rows(self, lane: int) -> slice:
     return slice(self.bounds[lane], self.bounds[lane + 1])
 
+  def busy_lanes(self, num_new: np.ndarray) -> list[int]:
+    """The lanes with a row that appends tokens (`num_new` > 0); a call leaves the others alone."""
+    return [lane for lane in range(self.num_lanes) if num_new[self.lane_rows(lane)].any()]
+
   def cached_lengths(self) -> np.ndarray:
     """The device caches' per-row lengths, in batch order (a check of `lengths`)."""
     return np.concatenate([np.asarray(c.lengths) for c in self.caches])
@@ -525,7 +529,7 @@ class Sampler:
                                       jnp.asarray(num_new[part]), attend_len=attend)
       jax.block_until_ready(conv.caches[lane].lengths)
 
-    self._lanes.map(lane_append, [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()])
+    self._lanes.map(lane_append, conv.busy_lanes(num_new))
     for b, r in enumerate(rows):
       if new_tokens[b] is not None:
         conv.history[b].extend(new_tokens[b])
@@ -584,7 +588,7 @@ class Sampler:
     logps = np.zeros((conv.batch_size, max_new_tokens), np.float32)
     count = np.zeros(conv.batch_size, np.int32)
     stopped = np.zeros(conv.batch_size, bool)
-    busy = [i for i in range(conv.num_lanes) if num_new[conv.lane_rows(i)].any()]
+    busy = conv.busy_lanes(num_new)
     for lane, out in zip(busy, self._lanes.map(lane_turn, busy)):
       part = conv.lane_rows(lane)
       tokens[part], logps[part], count[part], stopped[part] = out
