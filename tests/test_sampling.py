@@ -117,9 +117,9 @@ def test_ragged_prefill_equals_one_batch_wide_chunk(qwen, monkeypatch):
   np.testing.assert_array_equal(conv_r.lengths, conv_r.cached_lengths())
   np.testing.assert_array_equal(conv_r.lengths, conv_w.lengths)
   # Turn 1: one long row (100 tokens: 16 x 128) -> its 92-token head in a call of its own (8 rows
-  # and 64 tokens at least: 8 x 128), then 16 x 8; turns 2 and 3 (61 and 41 tokens with the
-  # pending one: 16 x 64) -> 8 x 64 + 16 x 8.
-  assert heads == [(8, 128), (8, 64), (8, 64)]
+  # and 64 tokens at least, on the ladder: 8 x 96), then 16 x 8; turn 2 (61 tokens with the
+  # pending one: 16 x 64) -> 8 x 64 + 16 x 8; turn 3 (41 tokens: 16 x 48) costs less unsplit.
+  assert heads == [(8, 96), (8, 64)]
 
 
 @pytest.mark.parametrize("temperature, top_p", [(1.0, 1.0), (0.7, 0.9)])
