@@ -1,7 +1,6 @@
 """Stage-1 anti-hack rules: rule files, online action checks, diff checks, runtime evidence."""
 
 import json
-import os
 import logging
 
 import pytest
@@ -674,25 +673,21 @@ def test_bait_file_literals_naming_files_the_diff_adds_are_the_agent_s_own(engin
     assert "D019-bait-file-in-code" in found.rules, (literal, found)
 
 
-def _default_rules() -> list[dict]:
-  path = os.path.join(os.path.dirname(__file__), "..", "rl", "antihack", "rules", "default.json")
-  with open(path, encoding="utf-8") as fh:
-    return json.load(fh)["rules"]
-
-
-@pytest.mark.parametrize("rule", [r for r in _default_rules()
-                                  if r.get("target") == "command" and r.get("benign") and r["severity"] != "low"],
-                         ids=lambda r: r["id"])
+@pytest.mark.parametrize("rule", [r for r in load_rule_set("default").rules
+                                  if r.target == "command" and r.benign and r.severity != "low"],
+                         ids=lambda r: r.id)
 def test_command_rules_pass_their_own_benign_examples(engine, rule):
   """A flagging command rule's `benign` examples in default.json are commands it must not match
   (a low rule's examples are what it only logs)."""
-  assert rule.get("rationale"), f"{rule['id']} has benign examples but no rationale"
-  for command in rule["benign"]:
-    assert rule["id"] not in act(engine, "run", {"command": command}).rules, command
+  assert rule.rationale, f"{rule.id} has benign examples but no rationale"
+  for command in rule.benign:
+    assert rule.id not in act(engine, "run", {"command": command}).rules, command
 
 
 def test_rules_added_since_v18_carry_a_rationale_and_benign_examples():
-  """Every rule added from v18 on says why it exists and what it must not flag."""
-  for rule in _default_rules():
-    if rule["id"] >= "A025" and rule["id"].startswith("A") or rule["id"] >= "D028" and rule["id"].startswith("D"):
-      assert rule.get("rationale") and rule.get("benign"), rule["id"]
+  """Every rule added from v18 on (A025 and D028 onwards) says why it exists and what it must
+  not flag."""
+  for rule in load_rule_set("default").rules:
+    prefix, number = rule.id[0], int(rule.id[1:4])
+    if (prefix == "A" and number >= 25) or (prefix == "D" and number >= 28):
+      assert rule.rationale and rule.benign, rule.id
