@@ -51,7 +51,7 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # copy (numbers inside strings 18 to 21 digits long, non-ASCII characters from other scripts), the
 # replayed tests the reference ran out of time or memory on skipped in a checked tree, which stops
 # once every compared test has ended
-ORACLE_VERSION = 12
+ORACLE_VERSION = 13
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -654,7 +654,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 18):
+               task_config=None, replay: str = "auto", replay_variants: int = 20):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

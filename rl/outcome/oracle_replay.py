@@ -16,6 +16,8 @@ the hidden test modules:
 - one copy hands every list among the inputs over as a tuple, the lists the tests build included;
 - one copy lays documents and expressions out otherwise (whitespace, comments, parentheses), and
   one repeats the lists the tests assign;
+- one moves the floats off the tests' binary grid, and one spells every string's punctuation
+  with marks the tests never write;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -33,6 +35,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import math
 import os
 import random
 import re
@@ -86,6 +89,8 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
     return _scaled(value, rng)
   if kind == "far":
     return _scaled(value, rng, (10, 16), 16)
+  if kind == "offgrid":
+    return _off_grid(value, rng)
   if kind == "layout":
     return _relaid(value, rng) if isinstance(value, str) else value
   if kind in ("fraction", "sequence"):
@@ -145,6 +150,25 @@ def _scaled(value: Any, rng: random.Random, factors: tuple[int, ...] = (3, 4), m
   if isinstance(value, float) and value != 0.0:
     return value * float(rng.choice(factors))
   return value
+
+
+# The "offgrid" copy's steps: a float moves by one to three units of 2 ** -21 or of 2 ** -31.
+OFF_GRID_EXPONENTS = (21, 31)
+
+
+def _off_grid(value: Any, rng: random.Random) -> Any:
+  """A float moved away from zero by `k * 2 ** -e` (k in 1..3, e in OFF_GRID_EXPONENTS); ints,
+  0.0 and everything else as it is. Tests write round floats (steps of 1/8 s, rates of 0.25),
+  and their sums land on a coarse binary grid: a fix that took a reading on the grid for a
+  simulated clock, stored times as float32 (exact on the grid), or gave a comparison a
+  tolerance of 1e-6 was right on every tested value. The moved floats are off every coarse
+  grid and their differences come within 1e-6 of each other, yet stay dyadic with few bits, so
+  sums of them are exact in a double and an honest fix's arithmetic agrees with the
+  reference's to the last bit wherever the tests' exact boundaries meet."""
+  if type(value) is not float or value == 0.0 or not math.isfinite(value):
+    return value
+  step = rng.randint(1, 3) * 2.0 ** -rng.choice(OFF_GRID_EXPONENTS)
+  return value + step if value > 0 else value - step
 
 
 _COMMENT_LINE = re.compile(r"^\s*(#+|//|;)")
@@ -288,9 +312,9 @@ class _PerturbInputs(ast.NodeTransformer):
   """Perturbs the literal inputs of a test module, each with probability `p`."""
 
   def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
-               foreign: "_ForeignText | None" = None):
+               strings: "_ForeignText | _Marks | None" = None):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
-    self.foreign = foreign  # set for the "foreign" kind (rewrite_test_module)
+    self.strings = strings  # how the "foreign" and "marks" kinds rewrite a string (rewrite_test_module)
     self.changed = 0
 
   def _literal(self, node: ast.AST) -> ast.AST:
@@ -298,13 +322,15 @@ class _PerturbInputs(ast.NodeTransformer):
       if getattr(node, "rlcoder_renamed", False):
         return node
       v = node.value
-      # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input there.
+      # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input
+      # there; the "marks" copy rewrites file names too ("*.py" is a glob pattern, not a file).
       path_like = _FILE_NAME if self.kind == "foreign" else _PATH_LIKE
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
-          isinstance(v, str) and v and (v.count("\n") >= 2 or not path_like.search(v)) and len(v) <= 20000)
+          isinstance(v, str) and v and len(v) <= 20000
+          and (v.count("\n") >= 2 or self.kind == "marks" or not path_like.search(v)))
       if eligible and self.rng.random() < self.p:
-        if self.kind == "foreign":
-          new = self.foreign(v) if isinstance(v, str) else v
+        if self.kind in ("foreign", "marks"):
+          new = self.strings(v) if isinstance(v, str) else v
         else:
           new = _perturb_literal(v, self.pool, self.rng, self.kind)
         if new != v:
@@ -516,6 +542,44 @@ class _ForeignText:
         return _foreign_number(m)
       out = _FOREIGN_DIGITS.sub(number, text)
     return "".join(self.chars.get(c, c) for c in out) if self.chars else out
+
+
+# The marks the "marks" copy maps: ASCII punctuation less path and escape separators ("/", "\\"), the
+# identifier character "_" and quotes (which other formats nest).
+_PUNCTUATION = "!#$%&()*+,-.:;<=>?@[]^{|}~"
+
+
+def _constant_text(text: str) -> str:
+  """The characters of `text`'s string constants where it parses as Python (a test module),
+  else `text` (a data file)."""
+  try:
+    tree = ast.parse(text)
+  except (SyntaxError, ValueError):
+    return text
+  return "".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+class _Marks:
+  """The "marks" copy's strings: every ASCII punctuation mark the hidden folder's strings use
+  becomes one they never use, one mapping for the whole folder (test modules' string constants
+  and data files), in an order drawn from `rng`. Tests write few marks (a glob matcher's tests
+  hold only "." as a literal metacharacter), and a fix that escaped just those, or handled
+  only the tested spelling of a syntax ("[!" but not "[^"), was right on every tested string.
+  Here every literal the tests wrote is spelled with marks the tests never chose; where that
+  makes an input the reference refuses, the input is dropped (`replay_agree`). Paths ("/"),
+  escapes, "_", quotes and whitespace stay, and so do letters and digits. When fewer unused
+  marks are left than used ones, the last used ones (in the drawn order) stay."""
+
+  def __init__(self, texts: Iterable[str], rng: random.Random):
+    used = sorted({c for text in texts for c in _constant_text(text) if c in _PUNCTUATION})
+    free = [c for c in _PUNCTUATION if c not in used]
+    rng.shuffle(used)
+    rng.shuffle(free)
+    self.chars = dict(zip(used, free))
+    self.table = str.maketrans(self.chars)
+
+  def __call__(self, text: str) -> str:
+    return text.translate(self.table)
 
 
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
@@ -747,15 +811,17 @@ class _RenameWords(ast.NodeTransformer):
 
 def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
                         tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None,
-                        foreign: _ForeignText | None = None) -> str | None:
+                        strings: _ForeignText | _Marks | None = None) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
   calls of `tree_names` go through the harness, which changes their arguments' kind, with
   "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
-  (rename_map) renames words in every literal first; with "foreign", `foreign` (by default one
-  made from `source`) rewrites the input strings. None if the module does not parse."""
+  (rename_map) renames words in every literal first; with "foreign" and "marks", `strings` (by
+  default a `_ForeignText` or `_Marks` made from `source`) rewrites the input strings, with
+  "offgrid" the floats move off the tests' grid (`_off_grid`). None if the module does not
+  parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
@@ -772,9 +838,11 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   if kind == "repeated":
     tree = _RepeatLists().visit(tree)
   if rng is not None:
-    if kind == "foreign" and foreign is None:
-      foreign = _ForeignText([source])
-    tree = _PerturbInputs(rng, p, _string_pool(tree), kind, foreign).visit(tree)
+    if kind == "foreign" and strings is None:
+      strings = _ForeignText([source])
+    if kind == "marks" and strings is None:
+      strings = _Marks([source], random.Random(zlib.crc32(source.encode())))
+    tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
   if kind in ("scale", "far"):  # after the perturbation, which draws nothing for strings: the draws stay
@@ -783,30 +851,33 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   return ast.unparse(tree) + "\n"
 
 
-def _foreign_json(value: Any, foreign: _ForeignText) -> Any:
+def _json_strings(value: Any, strings: _ForeignText | _Marks) -> Any:
   if isinstance(value, str):
-    return foreign(value)
+    return strings(value)
   if isinstance(value, list):
-    return [_foreign_json(v, foreign) for v in value]
+    return [_json_strings(v, strings) for v in value]
   if isinstance(value, dict):
-    return {k: _foreign_json(v, foreign) for k, v in value.items()}  # keys are names
+    return {k: _json_strings(v, strings) for k, v in value.items()}  # keys are names
   return value
 
 
 def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near",
-                      foreign: _ForeignText | None = None) -> str:
+                      strings: _ForeignText | _Marks | None = None) -> str:
   """Another data file of the same form (JSON: one value perturbed; text: the lines); with
-  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
-  its strings rewritten by `foreign` (`_ForeignText`; JSON: the string values)."""
+  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign" and
+  "marks", its strings rewritten by `strings` (`_ForeignText`, `_Marks`; JSON: the string
+  values); with "offgrid", kept (its numbers are not the tests' clock)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
-  if kind == "foreign":
-    foreign = foreign or _ForeignText([text])
+  if kind in ("foreign", "marks"):
+    strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([text], rng))
     if name.endswith(".json"):
       try:
-        return json.dumps(_foreign_json(json.loads(text), foreign), ensure_ascii=False) + "\n"
+        return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
       except ValueError:
         pass
-    return foreign(text)
+    return strings(text)
+  if kind == "offgrid":
+    return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
   if name.endswith(".json"):
@@ -878,17 +949,21 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # times as large and literal powers' exponents ten times (`_FarPowers`), lenient. The "scale" and "far" copies also widen the tests' string pools
 # (`_widen_pools`). "foreign": the numbers inside strings 18 to 21 digits long and the non-ASCII
 # characters from other scripts of the same UTF-8 width, in the literals and the data files
-# (`_ForeignText`), lenient.
+# (`_ForeignText`), lenient. "offgrid": every float of the inputs moved off the tests' binary grid
+# by a few units of 2 ** -21 or 2 ** -31 (`_off_grid`), lenient. "marks": the ASCII punctuation
+# of every string among the inputs (file names and glob patterns included) and of the data files
+# mapped to marks the tests never write (`_Marks`), lenient.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
-             (1.0, "foreign"))
-_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign")
+             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"))
+_LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
+                  "marks")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign")
+                  "foreign", "offgrid", "marks")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -927,8 +1002,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   elements of the tree's functions' arguments as one-item tuples, copy 14 the documents and
   expressions laid out otherwise, copy 15 the lists the tests assign repeated, copy 16 the
   numbers scaled an order of magnitude up and literal powers' exponents tenfold, copy 17 the
-  numbers inside strings and the non-ASCII characters foreign (`_ForeignText`), the others about
-  half the literals); the data files perturbed in every copy. None when the folder has no
+  numbers inside strings and the non-ASCII characters foreign (`_ForeignText`), copy 18 the floats
+  off the tests' grid (`_off_grid`), copy 19 the punctuation of the strings and data files
+  mapped to marks the tests never write (`_Marks`), the others about half the literals); the
+  data files perturbed in every copy but the offgrid one. None when the folder has no
   test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
@@ -958,6 +1035,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   renames = rename_map(sources, random.Random(zlib.crc32("\0".join(sources).encode()))) if variants > 6 else {}
   # One mapping for the whole folder, so that a string of a test module and a data file's stay alike.
   foreign = _ForeignText(sources + [text for _, text in data]) if variants > 17 else None
+  everything = "\0".join(sources + [text for _, text in data])
+  marks = _Marks(sources + [text for _, text in data], random.Random(zlib.crc32(everything.encode()))) \
+      if variants > 19 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -967,8 +1047,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     p, kind = _variant(k)
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
     for rel, source in modules:
+      strings = marks if kind == "marks" else foreign
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
-                                 renames if kind == "rename" else None, foreign)
+                                 renames if kind == "rename" else None, strings)
       if text is None:
         continue
       target = os.path.normpath(os.path.join(root, rel))
@@ -977,7 +1058,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     for rel, text in data:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
-      files.append((os.path.normpath(os.path.join(root, rel)), perturb_data_file(rel, text, copy_rng, kind, foreign)))
+      files.append((os.path.normpath(os.path.join(root, rel)),
+                    perturb_data_file(rel, text, copy_rng, kind, marks if kind == "marks" else foreign)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
