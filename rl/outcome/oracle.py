@@ -50,8 +50,13 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # with ten times the exponent, the calls inside f-strings perturbed like any other; 12: the "foreign"
 # copy (numbers inside strings 18 to 21 digits long, non-ASCII characters from other scripts), the
 # replayed tests the reference ran out of time or memory on skipped in a checked tree, which stops
-# once every compared test has ended
+# once every compared test has ended; 13: the "offgrid" and "marks" copies (floats off the tests'
+# binary grid, punctuation the tests never write), and the reference's replay resumed where its time
+# limit cut it (before, copies past the first twelve of a slow test file never ran)
 ORACLE_VERSION = 13
+# A reference's replay that its time limit cut short runs again from where it stopped, this many
+# runs at most (each with the oracle's time limit): the plan is made once per task.
+MAX_REPLAY_RUNS = 8
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -758,12 +763,28 @@ class Oracle:
     return plan
 
   def _replay_run(self, task: Any, source_tree: str, replay: Replay, scratch: str) -> CallResults:
-    """The replayed tests on a fresh copy of `source_tree` (the replay's files change it)."""
+    """The replayed tests on a fresh copy of `source_tree` (the replay's files change it). A run
+    the time limit cuts short is resumed with the tests that came back deselected, until one
+    completes, reports a problem or brings nothing new (MAX_REPLAY_RUNS at most): with twenty
+    copies of a test file whose slow tests run into their own time limit, one run of 60 s used
+    to end inside the twelfth copy, so the copies after it were never compared."""
     tree = tempfile.mkdtemp(prefix="replay-", dir=scratch)
     shutil.copytree(source_tree, tree, symlinks=True, dirs_exist_ok=True)
     place_replay(tree, replay, str(task.tests_dir), getattr(task, "hidden_tests_dest", "tests"))
-    return run_calls(tree, [], config=self._task_config(task), import_roots=_task_roots(task),
-                     timeout_s=self.timeout_s * 2, call_timeout_s=self.call_timeout_s, replay=replay)
+    total = CallResults()
+    for _ in range(MAX_REPLAY_RUNS):
+      came_back = tuple(key[len(REPLAY_PREFIX):] for key in total.results if key.startswith(REPLAY_PREFIX))
+      run = run_calls(tree, [], config=self._task_config(task), import_roots=_task_roots(task),
+                      timeout_s=self.timeout_s * 2, call_timeout_s=self.call_timeout_s,
+                      replay=dataclasses.replace(replay, skip=tuple(dict.fromkeys(replay.skip + came_back))))
+      new = {k: v for k, v in run.results.items() if k not in total.results}
+      total.results.update(new)
+      total.problems += run.problems
+      total.duration_s += run.duration_s
+      total.complete, total.timed_out, total.log = run.complete, run.timed_out, run.log
+      if run.complete or run.problems or not new:
+        break
+    return total
 
   def _plan_replay(self, task: Any, reference: str, pristine_tree: str, scratch: str,
                    plan: OraclePlan | None) -> OraclePlan | None:
