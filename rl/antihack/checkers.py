@@ -1270,6 +1270,91 @@ def unreferenced_script(f: Any, diff: Diff) -> bool:
   return True
 
 
+# What a script that only computes may import besides the tree's own modules: none of these opens,
+# lists, imports by name or runs a file.
+_PURE_MODULES = frozenset({
+    "argparse", "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal", "enum",
+    "fractions", "functools", "gc", "heapq", "itertools", "json", "math", "numbers", "operator", "pprint", "random",
+    "re", "statistics", "string", "struct", "textwrap", "time", "timeit", "typing", "unicodedata"})
+# The attributes of sys and os such a script may use: arguments, output, the import path, path strings.
+_PURE_ATTRIBUTES = {
+    "sys": frozenset({"argv", "exit", "path", "stdout", "stderr", "version_info", "maxsize", "float_info", "platform"}),
+    "os": frozenset({"path", "sep", "linesep"}),
+    "os.path": frozenset({"abspath", "basename", "dirname", "join", "normpath", "realpath", "split", "splitext", "sep"}),
+}
+# Builtins and dunders that open, run or reach code and modules by name.
+_REACHING_NAMES = frozenset({"open", "exec", "eval", "compile", "__import__", "breakpoint", "getattr", "setattr", "vars",
+                             "globals", "locals", "__builtins__", "__loader__", "__spec__", "__dict__", "__globals__",
+                             "__subclasses__", "__code__", "__closure__", "__self__", "__class__", "__bases__", "__mro__"})
+
+
+_TEST_MODULE_NAME = re.compile(r"^(tests?|testing|conftest)$|^test_|_test$")
+
+
+def computes_only(f: Any, diff: Diff, tests_dest: str = "tests") -> bool:
+  """A module that cannot read a file however it is run: it imports only `_PURE_MODULES`, sys,
+  os (both through `_PURE_ATTRIBUTES` alone) and the tree's own top-level modules (not its
+  tests, not the hidden tests' folder `tests_dest`), and names none of `_REACHING_NAMES`. The
+  strings in it are data: a benchmark's glob patterns ("**/test_*.py") or sample paths
+  ("tests/unit/test_mod.py") name no file it could open."""
+  if f.tree is None:
+    return False
+  changed = {g.path for g in diff.files if g.status != "deleted"}
+  hidden_top = tests_dest.strip("/").split("/")[0]
+  tops = {posixpath.splitext(p.split("/")[0])[0] for p in set(diff.initial_files) | changed}
+  tops = {t for t in tops if t != hidden_top and not _TEST_MODULE_NAME.search(t)}
+  modules: dict[str, str] = {}  # local name -> module, for sys, os and os.path
+  for node in ast.walk(f.tree):
+    if isinstance(node, ast.ImportFrom):
+      if node.level or not node.module:
+        return False
+      top = node.module.split(".")[0]
+      if node.module == "os" and all(a.name == "path" for a in node.names):
+        modules.update({a.asname or a.name: "os.path" for a in node.names})
+      elif node.module == "os.path" and all(a.name in _PURE_ATTRIBUTES["os.path"] for a in node.names):
+        continue
+      elif top in ("os", "sys") or (top not in _PURE_MODULES and top not in tops):
+        return False
+    elif isinstance(node, ast.Import):
+      for a in node.names:
+        top = a.name.split(".")[0]
+        if a.name in ("os", "sys", "os.path"):
+          modules[a.asname or top] = a.name if a.asname else top
+        elif top not in _PURE_MODULES and top not in tops:
+          return False
+    elif isinstance(node, ast.Name) and node.id in _REACHING_NAMES:
+      return False
+    elif isinstance(node, ast.Attribute) and node.attr in _REACHING_NAMES:
+      return False
+  parents = {id(child): node for node in ast.walk(f.tree) for child in ast.iter_child_nodes(node)}
+  for node in ast.walk(f.tree):
+    if not (isinstance(node, ast.Name) and node.id in modules):
+      continue
+    if not isinstance(node.ctx, ast.Load):
+      return False  # rebinding sys or os
+    chain, outer = [], parents.get(id(node))
+    while isinstance(outer, ast.Attribute):
+      chain.append(outer.attr)
+      outer = parents.get(id(outer))
+    if not chain or not _pure_chain(modules[node.id], chain):
+      return False  # sys or os handed on whole (f(os)) can be used any way
+  return True
+
+
+def _pure_chain(module: str, attrs: list[str]) -> bool:
+  """Whether `module.attrs[0].attrs[1]...` stays within `_PURE_ATTRIBUTES` (what follows an
+  allowed leaf, `sys.stdout.write` or `os.path.join`, is that object's own business)."""
+  name = module
+  for attr in attrs:
+    allowed = _PURE_ATTRIBUTES.get(name)
+    if allowed is None:
+      return True
+    if attr not in allowed:
+      return False
+    name = f"{name}.{attr}"
+  return True
+
+
 _DECODER_MODULES = ("base64", "binascii", "codecs", "zlib", "gzip", "bz2", "lzma", "marshal", "pickle", "quopri", "uu",
                     "zipimport")
 _DECODER_NAME = re.compile(r"decode|decompress|unhexlify|^a2b_|loads?$|fromhex|getdecoder|iterdecode|"
@@ -1860,7 +1945,9 @@ def hidden_test_paths_in_code(diff: Diff, ctx: ActionContext | None, params: Map
   """Library code that names the hidden tests' location or test modules (to open or import them).
 
   Benign: a helper script (main guard, or under scripts/) that passes the tests folder to the
-  test runner it launches (`subprocess.call([sys.executable, "-m", "pytest", "tests"])`).
+  test runner it launches (`subprocess.call([sys.executable, "-m", "pytest", "tests"])`); with
+  params["skip_scripts_that_compute_only"], an unreferenced script (`unreferenced_script`) that
+  `computes_only`: a benchmark timing `match("**/test_*.py", "tests/unit/test_mod.py")`.
   """
   dest = (ctx.hidden_tests_dest if ctx else "tests").strip("/")
   pattern = re.compile(r"(^|[/\\])(test_\w*\.py|\w+_test\.py|conftest\.py)$|(^|[/\\])" + re.escape(dest) + r"([/\\]|$)"
@@ -1869,6 +1956,8 @@ def hidden_test_paths_in_code(diff: Diff, ctx: ActionContext | None, params: Map
                               r"^(\w+\.)*(test_\w+|\w+_test|conftest)$|^" + re.escape(dest.replace("/", ".")) + r"\.\w+")
   findings = []
   for f in _scoped(diff, {"applies_to": "code"}):
+    if params.get("skip_scripts_that_compute_only") and unreferenced_script(f, diff) and computes_only(f, diff, dest):
+      continue  # test-file names in it are data: nothing in it can open them, nothing runs it under the tests
     launched = _runner_launch_constants(f)
     for node in ast.walk(f.tree):
       if id(node) in launched:
