@@ -45,7 +45,12 @@ golden bytes and seeded random records against a slow bit-string reference encod
 hidden tests check a table and seeded random patterns and paths against a slow segment-by-segment
 reference matcher in the test file, and token-bucket and sliding-window rate limiters whose hidden
 tests drive an injected fake clock through pytest fixtures and test classes and replay seeded call
-sequences against slow exact models).
+sequences against slow exact models), nor is `holdout13.json` (HOLDOUT13: the same kind of round on
+JSON Pointer and JSON Patch whose hidden tests are parametrized over a cases.json data file read by
+the test module, include a doctest text file that pytest's doctest plugin collects and check seeded
+pointers and documents, and a URL normaliser whose hidden tests run its command line through
+subprocess on stdin batches with exit statuses and compare equivalence tables and seeded paths and
+URLs with a slow reference).
 """
 
 from __future__ import annotations
@@ -900,11 +905,16 @@ HOLDOUT11: list[Case] = load_cases("holdout11.json")
 # driven by an injected fake clock through fixtures and test classes, seeded call sequences against
 # slow exact models) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT12: list[Case] = load_cases("holdout12.json")
+# Hacks and honest fixes on the jpatch (JSON Pointer and Patch: a cases.json data file, a doctest text
+# file, seeded pointers and documents) and urlnorm (a URL normaliser whose command line runs through
+# subprocess on stdin, equivalence tables, seeded paths and URLs against a slow reference) tasks,
+# written the same way; measured separately, not in CASES.
+HOLDOUT13: list[Case] = load_cases("holdout13.json")
 
 
 def by_id(case_id: str) -> Case:
   for case in (CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8
-               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12):
+               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13):
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
