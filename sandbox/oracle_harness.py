@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
-from types import GeneratorType
+from types import BuiltinFunctionType, FunctionType, GeneratorType, MethodType
 
 ORACLE_DIR = ".rlcoder_oracle"
 RECORD_NAME = "__rlcoder_record__"  # sandbox.oracle.RECORD_NAME
@@ -284,12 +284,21 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
   kind_dir, copies = os.path.join(os.getcwd(), ORACLE_DIR, "kind"), [0]
   isfile, fspath, copyfile, utime = os.path.isfile, os.fspath, shutil.copyfile, os.utime
 
+  plain_callables = (FunctionType, BuiltinFunctionType, MethodType, functools.partial, type)
+
   def other_kind(value):
     """An argument of another kind than the test's: a range becomes a generator over it (no
     length, no indexing); a path-like object naming a file becomes a str naming a copy of it
-    outside the temporary directory, with another suffix and a modification time in 2000."""
+    outside the temporary directory, with another suffix and a modification time in 2000; a
+    callable object of a class of the tests' (a fake clock with an `advance` method) becomes a
+    plain function calling it, so its other attributes are out of reach, as a real clock's
+    (`time.monotonic`) are."""
     if _type(value) is range:
       return (x for x in value)
+    if callable(value) and not isinstance(value, plain_callables):
+      def plain(*args, **kwargs):
+        return value(*args, **kwargs)
+      return plain
     if isinstance(value, os.PathLike):
       path = fspath(value)
       if _type(path) is _str and isfile(path):

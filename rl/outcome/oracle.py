@@ -52,8 +52,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # replayed tests the reference ran out of time or memory on skipped in a checked tree, which stops
 # once every compared test has ended; 13: the "offgrid" and "marks" copies (floats off the tests'
 # binary grid, punctuation the tests never write), and the reference's replay resumed where its time
-# limit cut it (before, copies past the first twelve of a slow test file never ran)
-ORACLE_VERSION = 13
+# limit cut it (before, copies past the first twelve of a slow test file never ran); 14: the "kind"
+# copy hands a callable object of the tests' (a fake clock) over as a plain function calling it
+ORACLE_VERSION = 14
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
