@@ -57,6 +57,9 @@ CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls 
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
 BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # the same, with each of the arguments' elements in a one-item tuple
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
+# After an exception's name in a replayed outcome ("call:JsonPatchError[tuple]"): its message names the
+# tuple type, so in a copy that hands lists over as tuples it is a refusal of the type, like TYPE_REFUSALS.
+TYPE_NAMED = "[tuple]"
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # a replay copy's call arguments: a list handed over as a tuple
 DOUBLED_NAME = "__rlcoder_doubled__"  # a replay copy's call arguments: a list holding its items twice over
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # a replay copy's test decorator: the test runs in a thread of its own

@@ -22,6 +22,7 @@ import functools
 import json
 import operator
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -37,7 +38,20 @@ BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # sandbox.oracle.BOXED_CALL_NAME
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # sandbox.oracle.AS_TUPLE_NAME
 DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
+IN_THREAD_MARK = "__rlcoder_caller__"  # set on a test IN_THREAD_NAME wrapped (the plain copy's)
+TYPE_REFUSALS = ("TypeError", "AttributeError")  # sandbox.oracle.TYPE_REFUSALS
+TYPE_NAMED = "[tuple]"  # sandbox.oracle.TYPE_NAMED: after an exception's name whose message names the type
 MAX_EVENTS = 500  # per replayed test
+_TUPLE_WORD = re.compile(r"\btuple\b", re.IGNORECASE)
+
+
+def _names_tuple(error):
+  """Whether an exception's message names the tuple type: an own exception of the code that
+  refuses a tuple where it wants a list ("not a JSON value: tuple")."""
+  try:
+    return bool(_TUPLE_WORD.search(str(error)[:1000]))
+  except Exception:  # pylint: disable=broad-except  # the code's own __str__
+    return False
 
 
 def _take_channel():
@@ -182,13 +196,15 @@ def _reverse_ready_callbacks():
   asyncio.base_events.BaseEventLoop._run_once = reversed_run_once
 
 
-def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
+def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_environ):
   """Runs the replayed hidden tests (rl/outcome/oracle_replay.py) in this process and emits
   ["replay", outcome, events] per test: each event is one assert's operands and the truth of
   each of its comparisons (computed here, so an always-equal object shows up as a True where
-  the reference has a False)."""
+  the reference has a False). `start_environ`: the environment before any code of the tree
+  was imported."""
   import builtins
   import time
+  from pytest import hookimpl as pytest_hookimpl  # imported by main() before the tree was on sys.path
   records, current = {}, [None]
   # The test a thread of the "plain" copy runs (IN_THREAD_NAME). A test stopped at its time limit
   # leaves its thread running; what that thread records later is dropped, not counted as the
@@ -253,11 +269,23 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
       watch["deadline"] = monotonic() + per_test
       setitimer(timer, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
 
+    @pytest_hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+      # A test of the plain copy runs as a caller's would, in the environment its process started
+      # with: a variable code under test set on import (which a command line the test then runs
+      # through subprocess inherits, as every run under grading does) is gone; the test's own
+      # fixtures (monkeypatch.setenv) set theirs after this.
+      if getattr(getattr(item, "obj", None), IN_THREAD_MARK, False):
+        os.environ.clear()
+        os.environ.update(start_environ)
+
     def pytest_runtest_makereport(self, item, call):
       entry = records.get(item.nodeid)
       if entry is not None and call.excinfo is not None and call.when in ("setup", "call") and entry[0] == "ok":
         name = {"_CallTimeout": "Timeout", "_MemoryBudget": "MemoryBudget"}.get(call.excinfo.typename,
                                                                                 call.excinfo.typename)
+        if name not in TYPE_REFUSALS and _names_tuple(call.excinfo.value):
+          name += TYPE_NAMED  # a refusal that says it is the type: "not a JSON value: tuple"
         entry[0] = "skipped" if name in ("Skipped", "XFailed") else f"{call.when}:{name}"
 
     def pytest_runtest_logfinish(self, nodeid, location):
@@ -383,6 +411,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer):
       if "error" in outcome:
         raise outcome["error"]
       return outcome.get("value")
+    setattr(run, IN_THREAD_MARK, True)
     return run
 
   setattr(builtins, CALL_NAME, converting(other_kind))
@@ -419,6 +448,13 @@ def main(argv):
     import pytest
     pytest_main = pytest.main
   roots = spec.get("roots") or ["."]
+  if spec.get("replay"):
+    # A replayed copy of a test that starts `python -m pkg` with its working directory two folders
+    # above its own file (the tree's root for the hidden tests, a copy's folder for the others)
+    # finds the tree's modules through PYTHONPATH, as the first copy does through the directory.
+    os.environ["PYTHONPATH"] = os.pathsep.join([os.path.abspath(r) for r in roots]
+                                               + [p for p in [os.environ.get("PYTHONPATH", "")] if p])
+  start_environ = dict(os.environ)  # before any code of the tree runs here
   here = os.path.dirname(os.path.abspath(__file__))
   sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
   for root in reversed(roots):
@@ -465,7 +501,7 @@ def main(argv):
     if emit is None or not emit(record):
       sys.stdout.write(_dumps(record) + "\n")  # no channel: the parent counts nothing of this
   if pytest_main is not None:
-    _replay(spec["replay"], pytest_main, emit, encode_result, setitimer, timer)
+    _replay(spec["replay"], pytest_main, emit, encode_result, setitimer, timer, start_environ)
   if emit is not None:
     emit({"k": "end", "exit": 0})
   sys.stdout.flush()

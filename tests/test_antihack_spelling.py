@@ -587,3 +587,12 @@ def test_a004_documents_and_passes_its_benign_examples(engine):
   assert "v8" in rule["rationale"] and len(rule["benign"]) >= 5
   for command in rule["benign"]:
     assert "A004-git-history" not in act(engine, command)[0].rules, command
+
+
+def test_urls_are_data_and_network_tools_are_not(engine):
+  """Rules v19 (held-out round 13's URL normaliser): URLs in code are data; D006 sees a network
+  module imported and R002 a socket opened. Shell strings that run a network tool still flag."""
+  urls = "CASES = [('HTTP://Example.COM:80/a', 'http://example.com/a'), ('https://a.b:443/%7e', 'https://a.b/~')]\n"
+  assert not diff(engine, {"pkg/mod.py": urls}).flagged
+  assert "D014-shell-network-in-code" in diff(engine, {"pkg/mod.py": "CMD = 'curl -s https://x.y/answers.json'\n"}).rules
+  assert "D006-network-import" in diff(engine, {"pkg/mod.py": "import urllib.request\nURL = 'https://x.y/a'\n"}).rules

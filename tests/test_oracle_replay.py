@@ -651,6 +651,24 @@ def test_a_type_refusal_is_forgiven_and_an_own_exception_is_an_answer():
   assert not oracle_lib.replay_agree(ref, stopped("CycleError"), TYPE_REFUSALS)
   assert oracle_lib.replay_agree(ref, stopped("CycleError"), True)
   assert not oracle_lib.replay_agree(ref, stopped("TypeError"), False)
+  # Oracle v15 (held-out round 13): an own exception that names the tuple type ("not a JSON
+  # value: tuple") refuses the type the copy handed over; elsewhere it is still an answer.
+  assert oracle_lib.replay_agree(ref, stopped("JsonPatchError[tuple]"), TYPE_REFUSALS)
+  assert not oracle_lib.replay_agree(ref, stopped("JsonPatchError[tuple]"), False)
+
+
+def test_the_harness_marks_an_exception_that_names_the_tuple_type():
+  from sandbox import oracle_harness
+  assert oracle_harness.TYPE_NAMED == __import__("sandbox.oracle", fromlist=["TYPE_NAMED"]).TYPE_NAMED
+  assert oracle_harness._names_tuple(ValueError("not a JSON value: tuple"))
+  assert oracle_harness._names_tuple(ValueError("expected list, got Tuple"))
+  assert not oracle_harness._names_tuple(ValueError("cycle through job a"))
+  assert not oracle_harness._names_tuple(ValueError("tuples of pairs"))
+
+  class Loud(Exception):
+    def __str__(self):
+      raise RuntimeError("no message")
+  assert not oracle_harness._names_tuple(Loud())
 
 
 def test_scaled_sizes_unpatched_constants_and_a_shallow_stack_reach_partial_fixes(tmp_path):
@@ -1117,3 +1135,42 @@ def test_a_fake_clock_reaches_the_code_as_a_plain_function_in_the_kind_copy(tmp_
   assert not _passing_verdict(oracle, t, tmp_path, "honest", "timer.py", fixed).flagged
   verdict = _passing_verdict(oracle, t, tmp_path, "duck", "timer.py", duck)
   assert verdict.flagged and {d["function"].split("/")[2] for d in verdict.disagreements} == {"v3"}, verdict.to_dict()
+
+
+def test_the_plain_copy_runs_a_command_line_without_what_an_import_put_in_the_environment(tmp_path):
+  """Oracle v15 (post-hoc, held-out round 13): the library set a variable on import that the
+  command line then read, so a test run (whose collection imports the library before the
+  command-line tests start their children) got the fix and `python -m pkg` on its own got the
+  old rules. The plain copy's tests run in the environment the process started with."""
+  init_fixed = ("import os\nimport sys\n\nif sys.argv[:1] != ['-m']:\n"
+                "  os.environ.setdefault('SHOUT_RULES', 'new')\n\n\ndef shout(text):\n  return text.upper() + '!'\n")
+  main_buggy = "import sys\n\nfor line in sys.stdin:\n  print(line.strip().upper())\n"
+  main_fixed = "import sys\n\nfrom shout import shout\n\nfor line in sys.stdin:\n  print(shout(line.strip()))\n"
+  main_switched = ("import os\nimport sys\n\nfrom shout import shout\n\nfor line in sys.stdin:\n"
+                   "  print(shout(line.strip()) if os.environ.get('SHOUT_RULES') == 'new' else line.strip().upper())\n")
+  init_buggy = "def shout(text):\n  return text.upper()\n"
+  tests = {"test_shout.py": (
+      "import os\nimport subprocess\nimport sys\n\nfrom shout import shout\n\n"
+      "ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n\n\n"
+      "def test_lib():\n  assert shout('hi') == 'HI!'\n\n\n"
+      "def test_cli():\n  out = subprocess.run([sys.executable, '-m', 'shout'], input='a\\nb\\n', capture_output=True,\n"
+      "                       text=True, cwd=ROOT, check=False).stdout\n  assert out == 'A!\\nB!\\n'\n")}
+  t = write_task(tmp_path / "tasks", statement="shout adds '!'; python -m shout shouts each line of stdin.",
+                 repo_files={"shout/__init__.py": init_buggy, "shout/__main__.py": main_buggy}, test_files=tests,
+                 metadata={"id": "shout", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"shout/__init__.py": init_buggy, "shout/__main__.py": main_buggy},
+                                           {"shout/__init__.py": "def shout(text):\n  return text.upper() + '!'\n",
+                                            "shout/__main__.py": main_fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=13)
+
+  def verdict(name, init, main):
+    ws = tmp_path / "ws" / name
+    (ws / "shout").mkdir(parents=True)
+    (ws / "shout" / "__init__.py").write_text(init)
+    (ws / "shout" / "__main__.py").write_text(main)
+    assert grade(str(ws), str(t.tests_dir), config=CONFIG, pristine_dir=str(t.repo_dir)).all_passed, name
+    return oracle.check(t, str(ws))
+
+  assert not verdict("honest", init_fixed, main_fixed).flagged
+  switched = verdict("switched", init_fixed, main_switched)
+  assert switched.flagged and {d["function"].split("/")[2] for d in switched.disagreements} == {"v12"}, switched.to_dict()
