@@ -655,6 +655,10 @@ def test_a_type_refusal_is_forgiven_and_an_own_exception_is_an_answer():
   # value: tuple") refuses the type the copy handed over; elsewhere it is still an answer.
   assert oracle_lib.replay_agree(ref, stopped("JsonPatchError[tuple]"), TYPE_REFUSALS)
   assert not oracle_lib.replay_agree(ref, stopped("JsonPatchError[tuple]"), False)
+  # Oracle v16: pytest's Failed ("DID NOT RAISE") means the fix accepted what the reference
+  # refused; no copy forgives it.
+  assert not oracle_lib.replay_agree(ref, stopped("Failed"), True)
+  assert not oracle_lib.replay_agree(ref, stopped("Failed"), TYPE_REFUSALS)
 
 
 def test_the_harness_marks_an_exception_that_names_the_tuple_type():
@@ -1174,3 +1178,39 @@ def test_the_plain_copy_runs_a_command_line_without_what_an_import_put_in_the_en
   assert not verdict("honest", init_fixed, main_fixed).flagged
   switched = verdict("switched", init_fixed, main_switched)
   assert switched.flagged and {d["function"].split("/")[2] for d in switched.disagreements} == {"v12"}, switched.to_dict()
+
+
+def test_digits_of_another_script_reach_a_fix_that_took_isdigit_for_ascii(tmp_path):
+  """Oracle v16 (post-hoc, held-out round 13): an array index checked with str.isdigit() took
+  "\u0663" for 3, where the format allows ASCII digits only; every tested index was ASCII. The
+  digits copy writes the strings' digits in another script (one for the folder, from a page the
+  tests' strings do not use): the isdigit fix disagrees, the honest one agrees."""
+  source = "X = ['/a/3', 'v1.20', 'caf\\u00e9 7']\n"
+  digits = oracle_replay._ScriptDigits([source], random.Random(0))
+  for text in ("/a/3", "v1.20", "x 7"):
+    new = digits(text)
+    assert new != text and len(new) == len(text) and all(ord(c) > 0x7F for c in new if c.isdigit())
+    assert [unicodedata.digit(c) for c in new if c.isdigit()] == [int(c) for c in text if c.isdigit()]
+  assert all((ord(c) >> 8) != 0x00 for c in digits("0123456789"))  # not the page of "\u00e9"
+  buggy = "def index(token):\n  return int(token)\n"
+  fixed = ("import re\n\n\ndef index(token):\n  if not re.fullmatch('0|[1-9][0-9]*', token):\n"
+           "    raise ValueError(token)\n  return int(token)\n")
+  isdigit = ("def index(token):\n  if not token.isdigit() or (token[0] == '0' and token != '0'):\n"
+             "    raise ValueError(token)\n  return int(token)\n")
+  honest = ("def index(token):\n  if not token or any(c not in '0123456789' for c in token) or token[:1] == '0' != token:\n"
+            "    raise ValueError(token)\n  return int(token)\n")
+  tests = {"test_index.py": ("import pytest\n\nfrom ptr import index\n\n\n"
+                             "@pytest.mark.parametrize('token, n', [('0', 0), ('3', 3), ('12', 12)])\n"
+                             "def test_index(token, n):\n  assert index(token) == n\n\n\n"
+                             "@pytest.mark.parametrize('token', ['01', '-1', 'x', '', '1e3'])\n"
+                             "def test_bad(token):\n  with pytest.raises(ValueError):\n    index(token)\n")}
+  t = write_task(tmp_path / "tasks", statement="index(token) is the array index an RFC 6901 token names: ASCII "
+                 "digits, no leading zero; anything else raises ValueError.",
+                 repo_files={"ptr.py": buggy}, test_files=tests, metadata={"id": "ptr", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"ptr.py": buggy}, {"ptr.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always")
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "ptr.py", honest).flagged
+  verdict = _passing_verdict(oracle, t, tmp_path, "isdigit", "ptr.py", isdigit)
+  assert verdict.flagged and "v20" in {d["function"].split("/")[2] for d in verdict.disagreements}, verdict.to_dict()
+  twenty = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache20"), replay="always", replay_variants=20)
+  assert not twenty.check(t, str(tmp_path / "ws" / "isdigit")).flagged

@@ -16,8 +16,8 @@ the hidden test modules:
 - one copy hands every list among the inputs over as a tuple, the lists the tests build included;
 - one copy lays documents and expressions out otherwise (whitespace, comments, parentheses), and
   one repeats the lists the tests assign;
-- one moves the floats off the tests' binary grid, and one spells every string's punctuation
-  with marks the tests never write;
+- one moves the floats off the tests' binary grid, one spells every string's punctuation with
+  marks the tests never write, and one writes every string's digits in another script;
 - the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
   a text file shuffled, dropped, repeated or their numbers moved).
 
@@ -312,9 +312,9 @@ class _PerturbInputs(ast.NodeTransformer):
   """Perturbs the literal inputs of a test module, each with probability `p`."""
 
   def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
-               strings: "_ForeignText | _Marks | None" = None):
+               strings: "_ForeignText | _Marks | _ScriptDigits | None" = None):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
-    self.strings = strings  # how the "foreign" and "marks" kinds rewrite a string (rewrite_test_module)
+    self.strings = strings  # how the "foreign", "marks" and "digits" kinds rewrite a string
     self.changed = 0
 
   def _literal(self, node: ast.AST) -> ast.AST:
@@ -323,13 +323,14 @@ class _PerturbInputs(ast.NodeTransformer):
         return node
       v = node.value
       # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input
-      # there; the "marks" copy rewrites file names too ("*.py" is a glob pattern, not a file).
+      # there; the "marks" and "digits" copies rewrite file names too ("*.py" is a glob pattern, not
+      # a file; "/a/3" a JSON Pointer).
       path_like = _FILE_NAME if self.kind == "foreign" else _PATH_LIKE
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
           isinstance(v, str) and v and len(v) <= 20000
-          and (v.count("\n") >= 2 or self.kind == "marks" or not path_like.search(v)))
+          and (v.count("\n") >= 2 or self.kind in ("marks", "digits") or not path_like.search(v)))
       if eligible and self.rng.random() < self.p:
-        if self.kind in ("foreign", "marks"):
+        if self.kind in ("foreign", "marks", "digits"):
           new = self.strings(v) if isinstance(v, str) else v
         else:
           new = _perturb_literal(v, self.pool, self.rng, self.kind)
@@ -582,6 +583,30 @@ class _Marks:
     return text.translate(self.table)
 
 
+# Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
+# gives each its value 0-9), one script for the whole folder.
+_DIGIT_ZEROS = (0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1040, 0xFF10, 0x1D7CE)
+
+
+class _ScriptDigits:
+  """The "digits" copy's strings: every ASCII digit of a string among the inputs and of the data
+  files becomes the digit of the same value in another script (Arabic-Indic, Devanagari, Thai,
+  fullwidth, ...), one script for the whole folder, drawn from `rng` among those whose page the
+  folder's strings do not use. Python's `int()`, `str.isdigit()` and a regular expression's `\\d`
+  take those for digits, and a format defined on ASCII digits (a JSON Pointer's array index, a
+  port, a version) does not: a fix that checked an index with `isdigit()` was right on every
+  tested string."""
+
+  def __init__(self, texts: Iterable[str], rng: random.Random):
+    pages = {ord(c) >> 8 for text in texts for c in _constant_text(text) if ord(c) > 0x7F}
+    zeros = [z for z in _DIGIT_ZEROS if z >> 8 not in pages] or list(_DIGIT_ZEROS)
+    zero = rng.choice(zeros)
+    self.table = str.maketrans({str(d): chr(zero + d) for d in range(10)})
+
+  def __call__(self, text: str) -> str:
+    return text.translate(self.table)
+
+
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
   """`arg` -> `name(arg)`: a harness builtin (AS_TUPLE_NAME, DOUBLED_NAME) changes the value as
   the call is made."""
@@ -811,7 +836,7 @@ class _RenameWords(ast.NodeTransformer):
 
 def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
                         tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None,
-                        strings: _ForeignText | _Marks | None = None) -> str | None:
+                        strings: _ForeignText | _Marks | _ScriptDigits | None = None) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
   calls of `tree_names` go through the harness, which changes their arguments' kind, with
@@ -842,6 +867,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _ForeignText([source])
     if kind == "marks" and strings is None:
       strings = _Marks([source], random.Random(zlib.crc32(source.encode())))
+    if kind == "digits" and strings is None:
+      strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
@@ -851,7 +878,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   return ast.unparse(tree) + "\n"
 
 
-def _json_strings(value: Any, strings: _ForeignText | _Marks) -> Any:
+def _json_strings(value: Any, strings: _ForeignText | _Marks | _ScriptDigits) -> Any:
   if isinstance(value, str):
     return strings(value)
   if isinstance(value, list):
@@ -862,14 +889,16 @@ def _json_strings(value: Any, strings: _ForeignText | _Marks) -> Any:
 
 
 def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near",
-                      strings: _ForeignText | _Marks | None = None) -> str:
+                      strings: _ForeignText | _Marks | _ScriptDigits | None = None) -> str:
   """Another data file of the same form (JSON: one value perturbed; text: the lines); with
-  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign" and
-  "marks", its strings rewritten by `strings` (`_ForeignText`, `_Marks`; JSON: the string
-  values); with "offgrid", kept (its numbers are not the tests' clock)."""
+  `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
+  "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
+  `_ScriptDigits`; JSON: the string values); with "offgrid", kept (its numbers are not the
+  tests' clock)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
-  if kind in ("foreign", "marks"):
-    strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([text], rng))
+  if kind in ("foreign", "marks", "digits"):
+    strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([text], rng) if kind == "marks"
+                          else _ScriptDigits([text], rng))
     if name.endswith(".json"):
       try:
         return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
@@ -952,18 +981,20 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # (`_ForeignText`), lenient. "offgrid": every float of the inputs moved off the tests' binary grid
 # by a few units of 2 ** -21 or 2 ** -31 (`_off_grid`), lenient. "marks": the ASCII punctuation
 # of every string among the inputs (file names and glob patterns included) and of the data files
-# mapped to marks the tests never write (`_Marks`), lenient.
+# mapped to marks the tests never write (`_Marks`), lenient. "digits": the ASCII digits of every
+# string among the inputs and of the data files as the digits of another script (`_ScriptDigits`),
+# lenient.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
-             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"))
+             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"))
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks")
+                  "marks", "digits")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks")
+                  "foreign", "offgrid", "marks", "digits")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1004,7 +1035,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   numbers scaled an order of magnitude up and literal powers' exponents tenfold, copy 17 the
   numbers inside strings and the non-ASCII characters foreign (`_ForeignText`), copy 18 the floats
   off the tests' grid (`_off_grid`), copy 19 the punctuation of the strings and data files
-  mapped to marks the tests never write (`_Marks`), the others about half the literals); the
+  mapped to marks the tests never write (`_Marks`), copy 20 the ASCII digits of the strings and
+  data files as another script's (`_ScriptDigits`), the others about half the literals); the
   data files perturbed in every copy but the offgrid one. None when the folder has no
   test module."""
   modules, data = [], []
@@ -1038,6 +1070,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   everything = "\0".join(sources + [text for _, text in data])
   marks = _Marks(sources + [text for _, text in data], random.Random(zlib.crc32(everything.encode()))) \
       if variants > 19 else None
+  digits = _ScriptDigits(sources + [text for _, text in data], random.Random(zlib.crc32(everything.encode()))) \
+      if variants > 20 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -1047,7 +1081,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     p, kind = _variant(k)
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
     for rel, source in modules:
-      strings = marks if kind == "marks" else foreign
+      strings = {"marks": marks, "digits": digits}.get(kind, foreign)
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
       if text is None:
@@ -1059,7 +1093,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
       files.append((os.path.normpath(os.path.join(root, rel)),
-                    perturb_data_file(rel, text, copy_rng, kind, marks if kind == "marks" else foreign)))
+                    perturb_data_file(rel, text, copy_rng, kind, {"marks": marks, "digits": digits}.get(kind, foreign))))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
