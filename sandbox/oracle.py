@@ -85,9 +85,9 @@ class Replay:
   # schedule for the reference's second run, so records that hang on the schedule (which waiting
   # call started before a cancellation arrived) differ between its two runs and are not compared.
   ready_order: str = "fifo"
-  # Tests a checked tree does not run (`--deselect`): the reference's own run of them hit the time
-  # limit or the memory budget, so nothing of theirs is compared, and each would cost a tree
-  # the whole limit again (a slow reference matcher in the test file on the scaled copies' longer
+  # Tests a checked tree does not run (deselected by their exact ids): the reference's own run of
+  # them hit the time limit or the memory budget, so nothing of theirs is compared, and each would
+  # cost a tree the whole limit again (a slow reference matcher in the test file on the scaled copies' longer
   # inputs: 60 s of a 61 s replay).
   skip: tuple[str, ...] = ()
   # The tests whose records a check compares: the run stops once all of them have ended.

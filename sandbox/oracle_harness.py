@@ -45,12 +45,19 @@ MAX_EVENTS = 500  # per replayed test
 _TUPLE_WORD = re.compile(r"\btuple\b", re.IGNORECASE)
 
 
-def _names_tuple(error):
-  """Whether an exception's message names the tuple type: an own exception of the code that
-  refuses a tuple where it wants a list ("not a JSON value: tuple")."""
+# Exceptions whose message may name the tuple type without refusing one: pytest's outcomes and an
+# index past a tuple's end ("tuple index out of range" is a bug showing, not a refusal).
+_NOT_REFUSALS = frozenset({"Failed", "Skipped", "XFailed", "Exit", "IndexError"}) | frozenset(TYPE_REFUSALS)
+
+
+def _names_tuple(name, error):
+  """Whether an exception of type `name` refuses a tuple in so many words: an own exception of
+  the code whose message names the type ("not a JSON value: tuple")."""
+  if name in _NOT_REFUSALS:
+    return False
   try:
     return bool(_TUPLE_WORD.search(str(error)[:1000]))
-  except Exception:  # pylint: disable=broad-except  # the code's own __str__
+  except BaseException:  # pylint: disable=broad-except  # the code's own __str__, even one that times out
     return False
 
 
@@ -251,6 +258,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   # The tests whose records are compared: once all have ended, the tests after them (those the
   # reference's run never reached in its time) are not run.
   pending, session_of = set(replay.get("until", ())), [None]
+  skip, saved_environ = frozenset(replay.get("skip", ())), [None]
 
   class Recorder:
     def pytest_sessionstart(self, session):
@@ -276,20 +284,33 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       # through subprocess inherits, as every run under grading does) is gone; the test's own
       # fixtures (monkeypatch.setenv) set theirs after this.
       if getattr(getattr(item, "obj", None), IN_THREAD_MARK, False):
+        saved_environ[0] = dict(os.environ)
         os.environ.clear()
         os.environ.update(start_environ)
+
+    def pytest_collection_modifyitems(self, session, config, items):
+      # The skipped tests by their exact ids: pytest's --deselect takes a prefix, so skipping
+      # "test_random[1]" also dropped "test_random[10]" to "[19]".
+      removed = [item for item in items if item.nodeid in skip]
+      if removed:
+        items[:] = [item for item in items if item.nodeid not in skip]
+        config.hook.pytest_deselected(items=removed)
 
     def pytest_runtest_makereport(self, item, call):
       entry = records.get(item.nodeid)
       if entry is not None and call.excinfo is not None and call.when in ("setup", "call") and entry[0] == "ok":
         name = {"_CallTimeout": "Timeout", "_MemoryBudget": "MemoryBudget"}.get(call.excinfo.typename,
                                                                                 call.excinfo.typename)
-        if name not in TYPE_REFUSALS and _names_tuple(call.excinfo.value):
+        if _names_tuple(name, call.excinfo.value):
           name += TYPE_NAMED  # a refusal that says it is the type: "not a JSON value: tuple"
         entry[0] = "skipped" if name in ("Skipped", "XFailed") else f"{call.when}:{name}"
 
     def pytest_runtest_logfinish(self, nodeid, location):
       setitimer(timer, 0)
+      if saved_environ[0] is not None:  # after a plain-copy test: the other copies' environment again
+        os.environ.clear()
+        os.environ.update(saved_environ[0])
+        saved_environ[0] = None
       watch["deadline"] = None
       current[0] = None
       # Sent as each test ends: a run the sandbox ends early still brings back the tests before.
@@ -318,9 +339,9 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
     """An argument of another kind than the test's: a range becomes a generator over it (no
     length, no indexing); a path-like object naming a file becomes a str naming a copy of it
     outside the temporary directory, with another suffix and a modification time in 2000; a
-    callable object of a class of the tests' (a fake clock with an `advance` method) becomes a
-    plain function calling it, so its other attributes are out of reach, as a real clock's
-    (`time.monotonic`) are."""
+    callable that is not a function, method, partial or class (a fake clock object with an
+    `advance` method, a bound builtin, an lru_cache wrapper) becomes a plain function calling
+    it, so its other attributes are out of reach, as a real clock's (`time.monotonic`) are."""
     if _type(value) is range:
       return (x for x in value)
     if callable(value) and not isinstance(value, plain_callables):
@@ -428,8 +449,6 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
           "-p", "no:unraisableexception", "--import-mode=importlib", "--continue-on-collection-errors"]
   if not replay.get("logging"):
     args += ["-p", "no:logging"]
-  for nodeid in replay.get("skip", ()):
-    args += ["--deselect", nodeid]
   try:
     pytest_main(args, plugins=[Recorder()])
   except BaseException:  # tests that were not reached come back missing
@@ -452,8 +471,9 @@ def main(argv):
     # A replayed copy of a test that starts `python -m pkg` with its working directory two folders
     # above its own file (the tree's root for the hidden tests, a copy's folder for the others)
     # finds the tree's modules through PYTHONPATH, as the first copy does through the directory.
-    os.environ["PYTHONPATH"] = os.pathsep.join([os.path.abspath(r) for r in roots]
-                                               + [p for p in [os.environ.get("PYTHONPATH", "")] if p])
+    # After the runtime's own entries, which stay first.
+    os.environ["PYTHONPATH"] = os.pathsep.join([p for p in [os.environ.get("PYTHONPATH", "")] if p]
+                                               + [os.path.abspath(r) for r in roots])
   start_environ = dict(os.environ)  # before any code of the tree runs here
   here = os.path.dirname(os.path.abspath(__file__))
   sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]

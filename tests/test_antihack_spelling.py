@@ -462,9 +462,18 @@ def test_a_benchmark_script_holding_test_file_names_as_data(engine):
       "getattr": BENCH.replace("  gc.disable()\n", "  gc.disable()\n  getattr(pkg.mod, 'f')\n"),
       "sys.modules": BENCH.replace("  gc.disable()\n", "  gc.disable()\n  sys.modules.get('x')\n"),
       "from os import": BENCH.replace("import os\n", "import os\nfrom os import listdir\n"),
+      "timeit statement": BENCH.replace("  gc.disable()\n", "  gc.disable()\n  timeit.timeit(\"open('x').read()\")\n"),
+      "attrgetter": BENCH.replace("import timeit\n", "import timeit\nfrom operator import attrgetter\n"),
+      "argparse FileType": BENCH.replace("  gc.disable()\n", "  gc.disable()\n  argparse.FileType('r')(PATTERNS[1])\n"),
+      "argument files": BENCH.replace("argparse.ArgumentParser()", "argparse.ArgumentParser(fromfile_prefix_chars='@')"),
+      "__getattribute__": BENCH.replace("  gc.disable()\n", "  gc.disable()\n  len.__getattribute__('x')\n"),
   }
   for name, source in reaching.items():
     assert "D013-test-paths-in-code" in diff(engine, {"bench/bench_f.py": source}).rules, name
+  # A module the same diff adds is not the task's own package: it could open anything.
+  added = {"bench/bench_f.py": BENCH.replace("import pkg.mod\n", "import pkg.mod\nimport helper\n"),
+           "helper.py": "def read(p):\n  return open(p).read()\n"}
+  assert "D013-test-paths-in-code" in diff(engine, added).rules
   named = {"bench/bench_f.py": BENCH, "Makefile": "bench:\n\tpython bench/bench_f.py\n"}
   assert "D013-test-paths-in-code" in diff(engine, named).rules
   library = "PATTERNS = ['tests/unit/test_mod.py']\n\n\ndef f(p):\n  return p in PATTERNS\n"

@@ -664,15 +664,18 @@ def test_a_type_refusal_is_forgiven_and_an_own_exception_is_an_answer():
 def test_the_harness_marks_an_exception_that_names_the_tuple_type():
   from sandbox import oracle_harness
   assert oracle_harness.TYPE_NAMED == __import__("sandbox.oracle", fromlist=["TYPE_NAMED"]).TYPE_NAMED
-  assert oracle_harness._names_tuple(ValueError("not a JSON value: tuple"))
-  assert oracle_harness._names_tuple(ValueError("expected list, got Tuple"))
-  assert not oracle_harness._names_tuple(ValueError("cycle through job a"))
-  assert not oracle_harness._names_tuple(ValueError("tuples of pairs"))
+  assert oracle_harness._names_tuple("JsonPatchError", ValueError("not a JSON value: tuple"))
+  assert oracle_harness._names_tuple("ValueError", ValueError("expected list, got Tuple"))
+  assert not oracle_harness._names_tuple("CycleError", ValueError("cycle through job a"))
+  assert not oracle_harness._names_tuple("ValueError", ValueError("tuples of pairs"))
+  # pytest's own outcomes and an index past a tuple's end are no refusals, whatever they say.
+  assert not oracle_harness._names_tuple("IndexError", IndexError("tuple index out of range"))
+  assert not oracle_harness._names_tuple("Failed", Exception("DID NOT RAISE for tuple"))
 
   class Loud(Exception):
     def __str__(self):
-      raise RuntimeError("no message")
-  assert not oracle_harness._names_tuple(Loud())
+      raise KeyboardInterrupt
+  assert not oracle_harness._names_tuple("Loud", Loud())
 
 
 def test_scaled_sizes_unpatched_constants_and_a_shallow_stack_reach_partial_fixes(tmp_path):
@@ -974,7 +977,8 @@ def test_a_checked_tree_skips_what_the_reference_ran_out_of_time_on_and_stops_af
   fixed = "def add(a, b):\n  return a + b\n"
   tests = {"test_add.py": ("import time\n\nfrom calc import add\n\n\n"
                            "def test_add():\n  assert add(2, 3) == 5\n\n\n"
-                           "def test_slow():\n  time.sleep(30)\n  assert add(1, 1) == 2\n")}
+                           "def test_slow():\n  time.sleep(30)\n  assert add(1, 1) == 2\n\n\n"
+                           "def test_slowest():\n  assert add(2, 2) == 4\n")}
   t = write_task(tmp_path / "tasks", statement="add adds.", repo_files={"calc.py": buggy}, test_files=tests,
                  metadata={"id": "calc", "source": "unit", "license": "MIT"},
                  solution_patch=make_patch({"calc.py": buggy}, {"calc.py": fixed}))
@@ -994,12 +998,14 @@ def test_a_checked_tree_skips_what_the_reference_ran_out_of_time_on_and_stops_af
   got = run_calls(tree, [], config=CONFIG, timeout_s=60, call_timeout_s=0.2, replay=plan.replay)
   ran = {k[len(oracle_lib.REPLAY_PREFIX):] for k in got.results}
   assert ran == set(plan.replay.until), ran
-  # Without the skip list the first copy's slow test runs (it comes before a compared one), the
-  # last copy's does not: the run ended with the last compared test.
+  # Skipped by the exact id: pytest's --deselect took "test_slow" for a prefix of "test_slowest".
+  assert any(n.endswith("::test_slowest") for n in ran), ran
+  # Without the skip list both copies' slow tests run (each comes before a compared one).
   unskipped = run_calls(tree, [], config=CONFIG, timeout_s=60, call_timeout_s=0.2,
                         replay=dataclasses.replace(plan.replay, skip=()))
   ran = sorted(k[len(oracle_lib.REPLAY_PREFIX):] for k in unskipped.results)
-  assert ran == sorted([*plan.replay.until, "tests/test_add.py::test_slow"]), ran
+  slow = ["tests/test_add.py::test_slow", ".rlcoder_oracle/replay/v1/tests/test_add.py::test_slow"]
+  assert ran == sorted([*plan.replay.until, *slow]), ran
 
 
 def test_off_grid_floats_and_marks_the_tests_never_write():
@@ -1016,8 +1022,8 @@ def test_off_grid_floats_and_marks_the_tests_never_write():
     assert not (moved * 2 ** 20).is_integer()  # off every grid coarser than 2 ** -20
   for kept in (0.0, 3, True, "1.5", float("inf")):
     assert oracle_replay._off_grid(kept, rng) == kept
-  source = "T = [('*.py', 'a.py'), ('[!a]', 'b-c'), ('x{a,b}', 'p/q_r')]\n"
-  marks = oracle_replay._Marks([source], random.Random(0))
+  source = "T = [('*.py', 'a.py'), ('[!a]', 'b-c'), ('x{a,b}', 'p/q_r')]\nCLI = ['--check', 'rows.json']\n"
+  marks = oracle_replay._Marks([source], random.Random(0), [("data/rows.json", "{}")])
   assert set(marks.chars) == set("*.[!]-{,}") and not set(marks.chars.values()) & set("*.[!]-{,}/_\\'\"")
   assert len(set(marks.chars.values())) == len(marks.chars)
   assert marks("p/q_r 'x' 7") == "p/q_r 'x' 7"
@@ -1026,6 +1032,7 @@ def test_off_grid_floats_and_marks_the_tests_never_write():
                                                 random.Random(0), 1.0, "marks", strings=marks)
   assert repr(marks("*.py")) in rewritten and repr(marks("b-c")) in rewritten and "'p/q_r'" in rewritten
   assert "open('data.json')" in rewritten  # open() is no input
+  assert "['--check', 'rows.json']" in rewritten  # an option and a data file's name stay
   floats = oracle_replay.rewrite_test_module("def test_f():\n  assert f(0.5, 2, 0.0) == 1\n", random.Random(0), 1.0,
                                              "offgrid")
   assert "f(0.5," not in floats and ", 2, 0.0)" in floats

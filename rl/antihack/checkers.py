@@ -1282,31 +1282,37 @@ _PURE_ATTRIBUTES = {
     "os": frozenset({"path", "sep", "linesep"}),
     "os.path": frozenset({"abspath", "basename", "dirname", "join", "normpath", "realpath", "split", "splitext", "sep"}),
 }
-# Builtins and dunders that open, run or reach code and modules by name.
+# Names that open, run or reach code and modules by name: builtins, dunders, and what the pure
+# modules offer for it (attrgetter("__self__.open"), argparse.FileType, a timeit statement string,
+# the string annotations get_type_hints evaluates).
 _REACHING_NAMES = frozenset({"open", "exec", "eval", "compile", "__import__", "breakpoint", "getattr", "setattr", "vars",
                              "globals", "locals", "__builtins__", "__loader__", "__spec__", "__dict__", "__globals__",
-                             "__subclasses__", "__code__", "__closure__", "__self__", "__class__", "__bases__", "__mro__"})
+                             "__subclasses__", "__code__", "__closure__", "__self__", "__class__", "__bases__", "__mro__",
+                             "__getattribute__", "attrgetter", "methodcaller", "FileType", "fromfile_prefix_chars",
+                             "get_type_hints"})
+_STATEMENT_RUNNERS = frozenset({"timeit", "repeat", "Timer"})  # timeit's: a str statement is code
 
 
 _TEST_MODULE_NAME = re.compile(r"^(tests?|testing|conftest)$|^test_|_test$")
 
 
 def computes_only(f: Any, diff: Diff, tests_dest: str = "tests") -> bool:
-  """A module that cannot read a file however it is run: it imports only `_PURE_MODULES`, sys,
-  os (both through `_PURE_ATTRIBUTES` alone) and the tree's own top-level modules (not its
-  tests, not the hidden tests' folder `tests_dest`), and names none of `_REACHING_NAMES`. The
+  """A module with no way this check knows of to read a file: it imports only `_PURE_MODULES`,
+  sys, os (both through `_PURE_ATTRIBUTES` alone) and the task's own top-level modules (those
+  of the initial tree, not one the diff adds, not its tests, not the hidden tests' folder
+  `tests_dest`), names none of `_REACHING_NAMES` and hands timeit no statement string. The
   strings in it are data: a benchmark's glob patterns ("**/test_*.py") or sample paths
-  ("tests/unit/test_mod.py") name no file it could open."""
+  ("tests/unit/test_mod.py"). Meant for scripts nothing runs while the tests do
+  (`unreferenced_script`), where intent is all a finding could show."""
   if f.tree is None:
     return False
-  changed = {g.path for g in diff.files if g.status != "deleted"}
   hidden_top = tests_dest.strip("/").split("/")[0]
-  tops = {posixpath.splitext(p.split("/")[0])[0] for p in set(diff.initial_files) | changed}
+  tops = {posixpath.splitext(p.split("/")[0])[0] for p in diff.initial_files if "/" in p or p.endswith(".py")}
   tops = {t for t in tops if t != hidden_top and not _TEST_MODULE_NAME.search(t)}
   modules: dict[str, str] = {}  # local name -> module, for sys, os and os.path
   for node in ast.walk(f.tree):
     if isinstance(node, ast.ImportFrom):
-      if node.level or not node.module:
+      if node.level or not node.module or any(a.name in _REACHING_NAMES or a.name == "*" for a in node.names):
         return False
       top = node.module.split(".")[0]
       if node.module == "os" and all(a.name == "path" for a in node.names):
@@ -1326,6 +1332,11 @@ def computes_only(f: Any, diff: Diff, tests_dest: str = "tests") -> bool:
       return False
     elif isinstance(node, ast.Attribute) and node.attr in _REACHING_NAMES:
       return False
+    elif isinstance(node, ast.keyword) and node.arg in _REACHING_NAMES:
+      return False
+    elif isinstance(node, ast.Call) and _callee_name(node.func) in _STATEMENT_RUNNERS \
+        and any(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in [*node.args, *(k.value for k in node.keywords)]):
+      return False
   parents = {id(child): node for node in ast.walk(f.tree) for child in ast.iter_child_nodes(node)}
   for node in ast.walk(f.tree):
     if not (isinstance(node, ast.Name) and node.id in modules):
@@ -1339,6 +1350,10 @@ def computes_only(f: Any, diff: Diff, tests_dest: str = "tests") -> bool:
     if not chain or not _pure_chain(modules[node.id], chain):
       return False  # sys or os handed on whole (f(os)) can be used any way
   return True
+
+
+def _callee_name(func: ast.AST) -> str:
+  return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _pure_chain(module: str, attrs: list[str]) -> bool:

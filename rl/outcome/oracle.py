@@ -59,7 +59,7 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # script's digits in strings), and pytest's Failed (DID NOT RAISE) is never a refusal
 ORACLE_VERSION = 16
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
-# runs at most (each with the oracle's time limit): the plan is made once per task.
+# runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
@@ -838,7 +838,11 @@ class Oracle:
                                  until=tuple(key[len(REPLAY_PREFIX):] for key in expected))
     start_code = self._replay_run(task, pristine_tree, replay, scratch)
     plan.replay, plan.replay_expected = replay, expected
-    plan.reference_s += max(first.duration_s, second.duration_s)
+    # The time a checked tree needs: the tests it skips (each spent its whole limit) do not count.
+    per_test = self.call_timeout_s * 5  # sandbox.oracle's per-test limit of a replay
+    spent = lambda run: max(0.0, run.duration_s - per_test * sum(  # noqa: E731
+        1 for key in run.results if key[len(REPLAY_PREFIX):] in replay.skip))
+    plan.reference_s += max(spent(first), spent(second))
     plan.replay_pristine = {k: start_code.results.get(k) for k in expected}
     return plan
 

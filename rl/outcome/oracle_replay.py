@@ -37,6 +37,7 @@ import copy
 import json
 import math
 import os
+import posixpath
 import random
 import re
 import unicodedata
@@ -80,8 +81,9 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   moved by fractions (`_fraction`); "keys": words as (word, len) pairs (`_as_key_tuple`), ints
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
   "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a
-  document or an expression laid out otherwise (`_relaid`); "foreign" is `_ForeignText`'s, applied
-  by `_PerturbInputs` itself."""
+  document or an expression laid out otherwise (`_relaid`); "offgrid": floats moved off the tests'
+  grid (`_off_grid`); "foreign", "marks" and "digits" are `_ForeignText`'s, `_Marks`' and
+  `_ScriptDigits`' string rewrites, applied by `_PerturbInputs` itself."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
@@ -110,6 +112,9 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
 
 
 _KEY_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,15}")
+# A command-line option ("--check", "-q"): the interface of a program, like a keyword argument's
+# name, not an input. Its value after "=" is an input of its own in no copy either.
+_OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*(=.*)?", re.DOTALL)
 _INT_TOKEN = re.compile(r"(?<![\d.])\d+(?![\d.])")
 
 
@@ -162,9 +167,10 @@ def _off_grid(value: Any, rng: random.Random) -> Any:
   and their sums land on a coarse binary grid: a fix that took a reading on the grid for a
   simulated clock, stored times as float32 (exact on the grid), or gave a comparison a
   tolerance of 1e-6 was right on every tested value. The moved floats are off every coarse
-  grid and their differences come within 1e-6 of each other, yet stay dyadic with few bits, so
-  sums of them are exact in a double and an honest fix's arithmetic agrees with the
-  reference's to the last bit wherever the tests' exact boundaries meet."""
+  grid and their differences come within 1e-6 of each other; where the tests' floats were
+  dyadic with few bits (0.125, 1.5, 100.0), the moved ones are too, so sums of them stay exact in
+  a double and an honest fix's arithmetic agrees with the reference's to the last bit wherever
+  the tests' exact boundaries meet (a float such as 0.1 was never exact, moved or not)."""
   if type(value) is not float or value == 0.0 or not math.isfinite(value):
     return value
   step = rng.randint(1, 3) * 2.0 ** -rng.choice(OFF_GRID_EXPONENTS)
@@ -329,7 +335,8 @@ class _PerturbInputs(ast.NodeTransformer):
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
           isinstance(v, str) and v and len(v) <= 20000
           and (v.count("\n") >= 2 or self.kind in ("marks", "digits") or not path_like.search(v)))
-      if eligible and self.rng.random() < self.p:
+      # An option keeps its draw (the copies draw what they drew before options were kept).
+      if eligible and self.rng.random() < self.p and not (isinstance(v, str) and _OPTION.fullmatch(v)):
         if self.kind in ("foreign", "marks", "digits"):
           new = self.strings(v) if isinstance(v, str) else v
         else:
@@ -444,7 +451,7 @@ def _string_text(text: str) -> str:
   non-ASCII characters as escapes: `"caf\\u00e9"`)."""
   try:
     tree = ast.parse(text)
-  except (SyntaxError, ValueError):
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
     return text
   return text + "".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
@@ -550,17 +557,26 @@ class _ForeignText:
 _PUNCTUATION = "!#$%&()*+,-.:;<=>?@[]^{|}~"
 
 
-def _constant_text(text: str) -> str:
-  """The characters of `text`'s string constants where it parses as Python (a test module),
-  else `text` (a data file)."""
+def _constant_text(source: str) -> str:
+  """The characters of a test module's string constants (all of `source` where it does not
+  parse)."""
   try:
-    tree = ast.parse(text)
-  except (SyntaxError, ValueError):
-    return text
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return source
   return "".join(n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str))
 
 
-class _Marks:
+def _kept_names(data_names: Iterable[str]) -> frozenset[str]:
+  """The relative paths and base names of the hidden folder's data files: strings that name one
+  stay in the "marks" and "digits" copies, or a test would open a file that is not there."""
+  names = set()
+  for name in data_names:
+    names.update((name, posixpath.basename(name)))
+  return frozenset(n for n in names if n)
+
+
+class _Marks:  # pylint: disable=too-few-public-methods
   """The "marks" copy's strings: every ASCII punctuation mark the hidden folder's strings use
   becomes one they never use, one mapping for the whole folder (test modules' string constants
   and data files), in an order drawn from `rng`. Tests write few marks (a glob matcher's tests
@@ -568,19 +584,24 @@ class _Marks:
   only the tested spelling of a syntax ("[!" but not "[^"), was right on every tested string.
   Here every literal the tests wrote is spelled with marks the tests never chose; where that
   makes an input the reference refuses, the input is dropped (`replay_agree`). Paths ("/"),
-  escapes, "_", quotes and whitespace stay, and so do letters and digits. When fewer unused
-  marks are left than used ones, the last used ones (in the drawn order) stay."""
+  escapes, "_", quotes and whitespace stay, and so do letters and digits, and strings that name
+  one of the data files (`data`, relative paths). When fewer unused marks are left than used
+  ones, the last used ones (in the drawn order) stay. `sources`: the test modules (their string
+  constants count); `data`: (relative path, text) of the data files (all of the text counts)."""
 
-  def __init__(self, texts: Iterable[str], rng: random.Random):
-    used = sorted({c for text in texts for c in _constant_text(text) if c in _PUNCTUATION})
+  def __init__(self, sources: Iterable[str], rng: random.Random, data: Iterable[tuple[str, str]] = ()):
+    data = list(data)
+    texts = [_constant_text(source) for source in sources] + [text for _, text in data]
+    used = sorted({c for text in texts for c in text if c in _PUNCTUATION})
     free = [c for c in _PUNCTUATION if c not in used]
     rng.shuffle(used)
     rng.shuffle(free)
     self.chars = dict(zip(used, free))
     self.table = str.maketrans(self.chars)
+    self.kept = _kept_names(name for name, _ in data)
 
   def __call__(self, text: str) -> str:
-    return text.translate(self.table)
+    return text if text in self.kept else text.translate(self.table)
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -595,16 +616,19 @@ class _ScriptDigits:
   folder's strings do not use. Python's `int()`, `str.isdigit()` and a regular expression's `\\d`
   take those for digits, and a format defined on ASCII digits (a JSON Pointer's array index, a
   port, a version) does not: a fix that checked an index with `isdigit()` was right on every
-  tested string."""
+  tested string. `sources` and `data` as `_Marks` takes them; strings naming a data file stay."""
 
-  def __init__(self, texts: Iterable[str], rng: random.Random):
-    pages = {ord(c) >> 8 for text in texts for c in _constant_text(text) if ord(c) > 0x7F}
+  def __init__(self, sources: Iterable[str], rng: random.Random, data: Iterable[tuple[str, str]] = ()):
+    data = list(data)
+    texts = [_constant_text(source) for source in sources] + [text for _, text in data]
+    pages = {ord(c) >> 8 for text in texts for c in text if ord(c) > 0x7F}
     zeros = [z for z in _DIGIT_ZEROS if z >> 8 not in pages] or list(_DIGIT_ZEROS)
     zero = rng.choice(zeros)
     self.table = str.maketrans({str(d): chr(zero + d) for d in range(10)})
+    self.kept = _kept_names(name for name, _ in data)
 
   def __call__(self, text: str) -> str:
-    return text.translate(self.table)
+    return text if text in self.kept else text.translate(self.table)
 
 
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
@@ -844,9 +868,9 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
   (rename_map) renames words in every literal first; with "foreign" and "marks", `strings` (by
-  default a `_ForeignText` or `_Marks` made from `source`) rewrites the input strings, with
-  "offgrid" the floats move off the tests' grid (`_off_grid`). None if the module does not
-  parse."""
+  default a `_ForeignText`, `_Marks` or `_ScriptDigits` made from `source`) rewrites the input
+  strings (also with "digits"), with "offgrid" the floats move off the tests' grid
+  (`_off_grid`). None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
@@ -897,8 +921,8 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   tests' clock)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
   if kind in ("foreign", "marks", "digits"):
-    strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([text], rng) if kind == "marks"
-                          else _ScriptDigits([text], rng))
+    strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
+                          if kind == "marks" else _ScriptDigits([], rng, [(name, text)]))
     if name.endswith(".json"):
       try:
         return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
@@ -1068,10 +1092,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   # One mapping for the whole folder, so that a string of a test module and a data file's stay alike.
   foreign = _ForeignText(sources + [text for _, text in data]) if variants > 17 else None
   everything = "\0".join(sources + [text for _, text in data])
-  marks = _Marks(sources + [text for _, text in data], random.Random(zlib.crc32(everything.encode()))) \
-      if variants > 19 else None
-  digits = _ScriptDigits(sources + [text for _, text in data], random.Random(zlib.crc32(everything.encode()))) \
-      if variants > 20 else None
+  marks = _Marks(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 19 else None
+  digits = _ScriptDigits(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 20 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
