@@ -56,8 +56,10 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # copy hands a callable object of the tests' (a fake clock) over as a plain function calling it; 15: an
 # own exception naming the tuple type is a type refusal in the type-refusal copies, and the plain
 # copy's tests run in the environment the process started with; 16: the "digits" copy (another
-# script's digits in strings), and pytest's Failed (DID NOT RAISE) is never a refusal
-ORACLE_VERSION = 16
+# script's digits in strings), and pytest's Failed (DID NOT RAISE) is never a refusal; 17: skipped
+# tests deselected by exact id, options and data-file names kept in every copy, the plain copy's
+# environment restored after each of its tests
+ORACLE_VERSION = 17
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
