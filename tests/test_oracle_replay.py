@@ -1221,3 +1221,16 @@ def test_digits_of_another_script_reach_a_fix_that_took_isdigit_for_ascii(tmp_pa
   assert verdict.flagged and "v20" in {d["function"].split("/")[2] for d in verdict.disagreements}, verdict.to_dict()
   twenty = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache20"), replay="always", replay_variants=20)
   assert not twenty.check(t, str(tmp_path / "ws" / "isdigit")).flagged
+
+
+def test_a_command_line_s_usage_error_is_the_reference_refusing_it():
+  """Oracle v18 (post-hoc, round 4 regraded at v17): a perturbed subcommand ("summariz") made the
+  reference's argparse print its usage, which lists the commands; an honest fix that added one
+  printed another usage and disagreed. A usage error is the reference refusing the command
+  line, as an exception refuses a call: that test is not compared."""
+  usage = ("usage: csvtool [-h] {summarize} ...\ncsvtool: error: argument command: invalid choice: 'summariz' "
+           "(choose from 'summarize')\n")
+  events = [[[["int", 2], ["int", 2]], [["bool", True]]], [[["str", "cannot read"], ["str", usage]], [["bool", False]]]]
+  assert oracle_lib._usage_error(events)
+  assert not oracle_lib._usage_error([[[["str", "cannot read data/x.csv"]], []]])
+  assert not oracle_lib._usage_error([[[["str", "see the usage: section of README"]], []]])
