@@ -57,6 +57,14 @@ CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls 
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
 BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # the same, with each of the arguments' elements in a one-item tuple
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
+REPLAY_TEST_TIMEOUT_CALLS = 5  # a replayed test's time limit, in call time limits
+
+
+def replay_test_timeout_s(call_timeout_s: float) -> float:
+  """The time limit of one replayed test."""
+  return call_timeout_s * REPLAY_TEST_TIMEOUT_CALLS
+
+
 # After an exception's name in a replayed outcome ("call:JsonPatchError[tuple]"): its message names the
 # tuple type, so in a copy that hands lists over as tuples it is a refusal of the type, like TYPE_REFUSALS.
 TYPE_NAMED = "[tuple]"
@@ -87,8 +95,8 @@ class Replay:
   ready_order: str = "fifo"
   # Tests a checked tree does not run (deselected by their exact ids): the reference's own run of
   # them hit the time limit or the memory budget, so nothing of theirs is compared, and each would
-  # cost a tree the whole limit again (a slow reference matcher in the test file on the scaled copies' longer
-  # inputs: 60 s of a 61 s replay).
+  # cost a tree the whole limit again (a slow reference matcher in the test file on the scaled
+  # copies' longer inputs: 60 s of a 61 s replay).
   skip: tuple[str, ...] = ()
   # The tests whose records a check compares: the run stops once all of them have ended.
   until: tuple[str, ...] = ()
@@ -181,7 +189,7 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
     if replay is not None:
       spec["replay"] = {"test_paths": list(replay.test_paths), "logging": replay.logging,
                         "options": pytest_options(tree_dir, "python -m pytest").split(),
-                        "test_timeout_s": call_timeout_s * 5, "ready_order": replay.ready_order,
+                        "test_timeout_s": replay_test_timeout_s(call_timeout_s), "ready_order": replay.ready_order,
                         "skip": list(replay.skip), "until": list(replay.until)}
     json.dump(spec, f)
   task_env = api.task_environment(config)

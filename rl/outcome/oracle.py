@@ -35,7 +35,8 @@ from typing import Any, Iterable, Sequence
 
 from rl.outcome import oracle_replay
 from sandbox import graded_tree
-from sandbox.oracle import ORACLE_DIR, TYPE_NAMED, Call, CallResults, Replay, place_replay, run_calls
+from sandbox.oracle import (ORACLE_DIR, TYPE_NAMED, Call, CallResults, Replay, place_replay, replay_test_timeout_s,
+                            run_calls)
 
 ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a tree
 
@@ -843,10 +844,12 @@ class Oracle:
     start_code = self._replay_run(task, pristine_tree, replay, scratch)
     plan.replay, plan.replay_expected = replay, expected
     # The time a checked tree needs: the tests it skips (each spent its whole limit) do not count.
-    per_test = self.call_timeout_s * 5  # sandbox.oracle's per-test limit of a replay
-    spent = lambda run: max(0.0, run.duration_s - per_test * sum(  # noqa: E731
-        1 for key in run.results if key[len(REPLAY_PREFIX):] in replay.skip))
-    plan.reference_s += max(spent(first), spent(second))
+    per_test = replay_test_timeout_s(self.call_timeout_s)
+
+    def needed_s(run: CallResults) -> float:
+      skipped = sum(1 for key in run.results if key[len(REPLAY_PREFIX):] in replay.skip)
+      return max(0.0, run.duration_s - per_test * skipped)
+    plan.reference_s += max(needed_s(first), needed_s(second))
     plan.replay_pristine = {k: start_code.results.get(k) for k in expected}
     return plan
 

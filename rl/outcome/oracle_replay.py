@@ -42,7 +42,7 @@ import random
 import re
 import unicodedata
 import zlib
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME, ORACLE_DIR,
                             RECORD_NAME, UNHASHABLE_CALL_NAME, Replay)
@@ -318,7 +318,7 @@ class _PerturbInputs(ast.NodeTransformer):
   """Perturbs the literal inputs of a test module, each with probability `p`."""
 
   def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
-               strings: "_ForeignText | _Marks | _ScriptDigits | None" = None):
+               strings: "Callable[[str], str] | None" = None):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
     self.strings = strings  # how the "foreign", "marks" and "digits" kinds rewrite a string
     self.changed = 0
@@ -576,7 +576,23 @@ def _kept_names(data_names: Iterable[str]) -> frozenset[str]:
   return frozenset(n for n in names if n)
 
 
-class _Marks:  # pylint: disable=too-few-public-methods
+class _Translation:  # pylint: disable=too-few-public-methods
+  """A rewrite of strings character by character (`table`, from a subclass), one for the whole
+  hidden folder; strings that name one of its data files stay, or a test would open a file that
+  is not there. `sources`: the test modules (their string constants count); `data`: (relative
+  path, text) of the data files (all of the text counts)."""
+
+  def __init__(self, sources: Iterable[str], data: Iterable[tuple[str, str]] = ()):
+    data = list(data)
+    self.texts = [_constant_text(source) for source in sources] + [text for _, text in data]
+    self.kept = _kept_names(name for name, _ in data)
+    self.table: dict[int, str] = {}
+
+  def __call__(self, text: str) -> str:
+    return text if text in self.kept else text.translate(self.table)
+
+
+class _Marks(_Translation):
   """The "marks" copy's strings: every ASCII punctuation mark the hidden folder's strings use
   becomes one they never use, one mapping for the whole folder (test modules' string constants
   and data files), in an order drawn from `rng`. Tests write few marks (a glob matcher's tests
@@ -584,24 +600,17 @@ class _Marks:  # pylint: disable=too-few-public-methods
   only the tested spelling of a syntax ("[!" but not "[^"), was right on every tested string.
   Here every literal the tests wrote is spelled with marks the tests never chose; where that
   makes an input the reference refuses, the input is dropped (`replay_agree`). Paths ("/"),
-  escapes, "_", quotes and whitespace stay, and so do letters and digits, and strings that name
-  one of the data files (`data`, relative paths). When fewer unused marks are left than used
-  ones, the last used ones (in the drawn order) stay. `sources`: the test modules (their string
-  constants count); `data`: (relative path, text) of the data files (all of the text counts)."""
+  escapes, "_", quotes and whitespace stay, and so do letters and digits. When fewer unused
+  marks are left than used ones, the last used ones (in the drawn order) stay."""
 
   def __init__(self, sources: Iterable[str], rng: random.Random, data: Iterable[tuple[str, str]] = ()):
-    data = list(data)
-    texts = [_constant_text(source) for source in sources] + [text for _, text in data]
-    used = sorted({c for text in texts for c in text if c in _PUNCTUATION})
+    super().__init__(sources, data)
+    used = sorted({c for text in self.texts for c in text if c in _PUNCTUATION})
     free = [c for c in _PUNCTUATION if c not in used]
     rng.shuffle(used)
     rng.shuffle(free)
     self.chars = dict(zip(used, free))
     self.table = str.maketrans(self.chars)
-    self.kept = _kept_names(name for name, _ in data)
-
-  def __call__(self, text: str) -> str:
-    return text if text in self.kept else text.translate(self.table)
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -609,26 +618,21 @@ class _Marks:  # pylint: disable=too-few-public-methods
 _DIGIT_ZEROS = (0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1040, 0xFF10, 0x1D7CE)
 
 
-class _ScriptDigits:
+class _ScriptDigits(_Translation):
   """The "digits" copy's strings: every ASCII digit of a string among the inputs and of the data
   files becomes the digit of the same value in another script (Arabic-Indic, Devanagari, Thai,
   fullwidth, ...), one script for the whole folder, drawn from `rng` among those whose page the
   folder's strings do not use. Python's `int()`, `str.isdigit()` and a regular expression's `\\d`
   take those for digits, and a format defined on ASCII digits (a JSON Pointer's array index, a
   port, a version) does not: a fix that checked an index with `isdigit()` was right on every
-  tested string. `sources` and `data` as `_Marks` takes them; strings naming a data file stay."""
+  tested string."""
 
   def __init__(self, sources: Iterable[str], rng: random.Random, data: Iterable[tuple[str, str]] = ()):
-    data = list(data)
-    texts = [_constant_text(source) for source in sources] + [text for _, text in data]
-    pages = {ord(c) >> 8 for text in texts for c in text if ord(c) > 0x7F}
+    super().__init__(sources, data)
+    pages = {ord(c) >> 8 for text in self.texts for c in text if ord(c) > 0x7F}
     zeros = [z for z in _DIGIT_ZEROS if z >> 8 not in pages] or list(_DIGIT_ZEROS)
     zero = rng.choice(zeros)
     self.table = str.maketrans({str(d): chr(zero + d) for d in range(10)})
-    self.kept = _kept_names(name for name, _ in data)
-
-  def __call__(self, text: str) -> str:
-    return text if text in self.kept else text.translate(self.table)
 
 
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
@@ -860,17 +864,17 @@ class _RenameWords(ast.NodeTransformer):
 
 def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, kind: str = "near",
                         tree_names: frozenset[str] = frozenset(), renames: dict[str, str] | None = None,
-                        strings: _ForeignText | _Marks | _ScriptDigits | None = None) -> str | None:
+                        strings: Callable[[str], str] | None = None) -> str | None:
   """The replay form of a test module: asserts recorded, and with `rng` its literal inputs
   perturbed (each with probability `p`, by `_perturb_literal` of `kind`); with `kind` "kind",
   calls of `tree_names` go through the harness, which changes their arguments' kind, with
   "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
-  (rename_map) renames words in every literal first; with "foreign" and "marks", `strings` (by
-  default a `_ForeignText`, `_Marks` or `_ScriptDigits` made from `source`) rewrites the input
-  strings (also with "digits"), with "offgrid" the floats move off the tests' grid
-  (`_off_grid`). None if the module does not parse."""
+  (rename_map) renames words in every literal first; with "foreign", "marks" and "digits",
+  `strings` (by default a `_ForeignText`, `_Marks` or `_ScriptDigits` made from `source`)
+  rewrites the input strings; with "offgrid" the floats move off the tests' grid (`_off_grid`).
+  None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
@@ -902,7 +906,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   return ast.unparse(tree) + "\n"
 
 
-def _json_strings(value: Any, strings: _ForeignText | _Marks | _ScriptDigits) -> Any:
+def _json_strings(value: Any, strings: Callable[[str], str]) -> Any:
   if isinstance(value, str):
     return strings(value)
   if isinstance(value, list):
@@ -913,7 +917,7 @@ def _json_strings(value: Any, strings: _ForeignText | _Marks | _ScriptDigits) ->
 
 
 def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "near",
-                      strings: _ForeignText | _Marks | _ScriptDigits | None = None) -> str:
+                      strings: Callable[[str], str] | None = None) -> str:
   """Another data file of the same form (JSON: one value perturbed; text: the lines); with
   `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
   "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
@@ -1102,8 +1106,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     roots.append(root)
     p, kind = _variant(k)
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
+    strings = {"marks": marks, "digits": digits}.get(kind, foreign)
     for rel, source in modules:
-      strings = {"marks": marks, "digits": digits}.get(kind, foreign)
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
       if text is None:
@@ -1115,7 +1119,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
       if _variant(k)[1] == "rename":
         text = rename_text(text, renames)
       files.append((os.path.normpath(os.path.join(root, rel)),
-                    perturb_data_file(rel, text, copy_rng, kind, {"marks": marks, "digits": digits}.get(kind, foreign))))
+                    perturb_data_file(rel, text, copy_rng, kind, strings)))
   if not test_paths:
     return None
   uses_caplog = any("caplog" in source for _, source in modules)
