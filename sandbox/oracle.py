@@ -58,6 +58,12 @@ UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the argum
 BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # the same, with each of the arguments' elements in a one-item tuple
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
 REPLAY_TEST_TIMEOUT_CALLS = 5  # a replayed test's time limit, in call time limits
+# How a replayed test can end short of its last statement without saying anything about the code:
+# its time limit or its memory budget, or (a checked tree) the records the reference's cut run made.
+CUT_OUTCOMES = ("call:Timeout", "call:MemoryBudget", "setup:Timeout", "setup:MemoryBudget")
+ENOUGH_OUTCOME = "call:Enough"
+# The outcome of a reference's replayed test that was cut after the records it carries.
+PREFIX_OUTCOME = "prefix"
 
 
 def replay_test_timeout_s(call_timeout_s: float) -> float:
@@ -100,12 +106,21 @@ class Replay:
   skip: tuple[str, ...] = ()
   # The tests whose records a check compares: the run stops once all of them have ended.
   until: tuple[str, ...] = ()
+  # (test id, records): tests the reference's own runs were cut in by their time or memory limit
+  # after these many records. Those records are compared (PREFIX_OUTCOME), and a checked tree's
+  # run of the test stops once it has made as many ("call:Enough").
+  stop_after: tuple[tuple[str, int], ...] = ()
+  # The reference's own runs when a plan is made: a test its limit cuts keeps only the records it
+  # made in its first `cut_mark_s` seconds, so that a checked tree's run of it (stop_after) costs
+  # about that long, not the limit.
+  cut_mark_s: float = 0.0
 
   def to_dict(self) -> dict[str, Any]:
     return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
             "logging": self.logging, "lenient_roots": list(self.lenient_roots),
             "type_refusal_roots": list(self.type_refusal_roots), "ready_order": self.ready_order,
-            "skip": list(self.skip), "until": list(self.until)}
+            "skip": list(self.skip), "until": list(self.until), "stop_after": dict(self.stop_after),
+            "cut_mark_s": self.cut_mark_s}
 
   @classmethod
   def from_dict(cls, d: dict[str, Any]) -> "Replay":
@@ -114,7 +129,9 @@ class Replay:
                lenient_roots=tuple(d.get("lenient_roots") or ()),
                type_refusal_roots=tuple(d.get("type_refusal_roots") or ()),
                ready_order=str(d.get("ready_order") or "fifo"), skip=tuple(d.get("skip") or ()),
-               until=tuple(d.get("until") or ()))
+               until=tuple(d.get("until") or ()),
+               stop_after=tuple((str(k), int(n)) for k, n in dict(d.get("stop_after") or {}).items()),
+               cut_mark_s=float(d.get("cut_mark_s") or 0.0))
 
   def lenient(self, nodeid: str) -> bool | tuple[str, ...]:
     """Which exceptions of a fix's own, where the reference went on, count as refusing the input
@@ -190,7 +207,8 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
       spec["replay"] = {"test_paths": list(replay.test_paths), "logging": replay.logging,
                         "options": pytest_options(tree_dir, "python -m pytest").split(),
                         "test_timeout_s": replay_test_timeout_s(call_timeout_s), "ready_order": replay.ready_order,
-                        "skip": list(replay.skip), "until": list(replay.until)}
+                        "skip": list(replay.skip), "until": list(replay.until),
+                        "stop_after": dict(replay.stop_after), "cut_mark_s": replay.cut_mark_s}
     json.dump(spec, f)
   task_env = api.task_environment(config)
   env = {"PYTHONPATH": api.merge_pythonpath(task_env, f"{RUNTIME}/audit_site"), "PYTHONNOUSERSITE": "1",

@@ -100,6 +100,11 @@ class _CallTimeout(BaseException):
   pass
 
 
+class _Enough(BaseException):
+  """A replayed test made as many records as the reference's run of it made before its own time
+  limit cut it (Replay.stop_after): nothing after them is compared, so the test ends there."""
+
+
 class _MemoryBudget(BaseException):
   """A replayed test grew this process by more than REPLAY_MEMORY_MB (a perturbed input that
   makes a loop run forever on an infinite iterator, say): stopped before the sandbox's memory
@@ -224,6 +229,10 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   getcwd, chdir, mkdtemp = os.getcwd, os.chdir, tempfile.mkdtemp
   per_test = float(replay.get("test_timeout_s", 10.0))
   limit = MAX_EVENTS
+  stop_after = {str(k): int(n) for k, n in dict(replay.get("stop_after") or {}).items()}
+  # A plan's reference runs: how many records each test made in its first cut_mark_s seconds
+  # (Replay.cut_mark_s); a test cut by its limit keeps only those.
+  cut_mark_s, started, within = float(replay.get("cut_mark_s") or 0.0), [0.0], {}
   monotonic, rss = time.monotonic, _rss_mb
   watch = {"deadline": None, "memory": None}
 
@@ -242,7 +251,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
 
   def record(ops, *values):
     key = current[0]
-    if key is None or getattr(test_of_thread, "nodeid", key) != key or _len(records[key][1]) >= limit:
+    cap = stop_after.get(key, limit)
+    if key is None or getattr(test_of_thread, "nodeid", key) != key or _len(records[key][1]) >= cap:
       return
     truths = []
     pairs = _list(zip(ops, values, values[1:])) if ops else [(None, values[0], None)] if values else []
@@ -254,6 +264,10 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       except BaseException as e:
         truths.append(["raises", _type(e).__name__])
     records[key][1].append([[encode_result(v) for v in values], truths])
+    if cut_mark_s and monotonic() - started[0] <= cut_mark_s:
+      within[key] = _len(records[key][1])
+    if key in stop_after and _len(records[key][1]) >= cap:
+      raise _Enough()
 
   # The tests whose records are compared: once all have ended, the tests after them (those the
   # reference's run never reached in its time) are not run.
@@ -274,7 +288,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       current[0] = nodeid
       records[nodeid] = ["ok", []]
       watch["memory"] = rss() + REPLAY_MEMORY_MB
-      watch["deadline"] = monotonic() + per_test
+      started[0] = monotonic()
+      watch["deadline"] = started[0] + per_test
       setitimer(timer, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
 
     @pytest_hookimpl(tryfirst=True)
@@ -299,8 +314,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
     def pytest_runtest_makereport(self, item, call):
       entry = records.get(item.nodeid)
       if entry is not None and call.excinfo is not None and call.when in ("setup", "call") and entry[0] == "ok":
-        name = {"_CallTimeout": "Timeout", "_MemoryBudget": "MemoryBudget"}.get(call.excinfo.typename,
-                                                                                call.excinfo.typename)
+        name = {"_CallTimeout": "Timeout", "_MemoryBudget": "MemoryBudget",
+                "_Enough": "Enough"}.get(call.excinfo.typename, call.excinfo.typename)
         if _names_tuple(name, call.excinfo.value):
           name += TYPE_NAMED  # a refusal that says it is the type: "not a JSON value: tuple"
         entry[0] = "skipped" if name in ("Skipped", "XFailed") else f"{call.when}:{name}"
@@ -315,6 +330,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       current[0] = None
       # Sent as each test ends: a run the sandbox ends early still brings back the tests before.
       outcome, events = records.pop(nodeid, ["missing", []])
+      if cut_mark_s and outcome.endswith((":Timeout", ":MemoryBudget")):
+        events = events[:within.pop(nodeid, 0)]
       result = {"k": "oracle", "id": "replay::" + nodeid, "r": ["replay", outcome, events]}
       if emit is None or not emit(result):
         sys.stdout.write(_dumps(result) + "\n")

@@ -186,6 +186,10 @@ def test_uncovered_tests_follow_helpers_and_miss_methods(tmp_path):
   assert oracle_lib.uncovered_tests(str(hidden), str(tmp_path / "tree")) == ["test_m.py::test_method"]
 
 
+_R1, _R2 = [[["int", 1]], []], [[["int", 2]], []]  # one assert's record each
+_CUT_12 = ["replay", "prefix", [_R1, _R2]]
+
+
 @pytest.mark.parametrize("expected, got, same", [
     (["replay", "ok", [[[["int", 1]], []]]], ["replay", "ok", [[[["float", "1.0"]], []]]], True),
     (["replay", "ok", [[[["int", 1]], []]]], ["replay", "ok", [[[["int", 2]], []]]], False),
@@ -197,6 +201,15 @@ def test_uncovered_tests_follow_helpers_and_miss_methods(tmp_path):
     (["replay", "call:ValueError", [[[["int", 1]], []]]], ["replay", "call:ValueError", []], False),
     (["replay", "ok", [[[["float", "0.30000000000000004"]], []]]], ["replay", "ok", [[[["float", "0.3"]], []]]], True),
     (["replay", "ok", []], "garbage", False),
+    # the reference's limit cut the test after two records (oracle v19): a fix cut too, or stopped at
+    # as many records, is compared as far as it got; one that ended or failed sooner disagrees
+    (_CUT_12, ["replay", "call:Enough", [_R1, _R2]], True),
+    (_CUT_12, ["replay", "call:Timeout", [_R1]], True),
+    (_CUT_12, ["replay", "call:Timeout", [[[["int", 3]], []]]], False),
+    (_CUT_12, ["replay", "call:Enough", [_R1, [[["int", 5]], []]]], False),
+    (_CUT_12, ["replay", "ok", [_R1]], False),
+    (_CUT_12, ["replay", "ok", [_R1, _R2, [[], []]]], True),
+    (_CUT_12, ["replay", "call:ValueError", [_R1]], False),
 ])
 def test_replay_agree(expected, got, same):
   assert oracle_lib._agrees(expected, got, True) is same  # pylint: disable=protected-access
@@ -969,8 +982,9 @@ def test_foreign_copy_reaches_fixes_keyed_on_the_tested_digits_and_characters(tm
 
 
 def test_a_checked_tree_skips_what_the_reference_ran_out_of_time_on_and_stops_after_the_compared_tests(tmp_path):
-  """A slow reference matcher in the test file on a scaled copy's longer inputs ran out of time
-  in the reference's own run, so nothing of it is compared; a checked tree used to spend the
+  """A test that ran out of time in the reference's own run before it recorded anything (a sleep
+  here; a slow reference matcher in the test file on a scaled copy's longer inputs) has nothing
+  to compare (one that recorded first is compared on those records: oracle v19); a checked tree used to spend the
   whole limit on it again (60 s of a 61 s replay). The plan names those tests (`skip`) and the
   compared ones (`until`): a checked tree's run leaves out the first and ends after the last."""
   buggy = "def add(a, b):\n  return a - b\n"
@@ -1120,6 +1134,38 @@ def test_a_replay_cut_by_the_time_limit_resumes_so_every_copy_is_compared(tmp_pa
   grid = "def add(a, b):\n  s = a + b\n  return s if (s * 64) == int(s * 64) else round(s * 64) / 64\n"
   verdict = oracle.check(t, _workspace(tmp_path, "grid", grid, "calc.py"))
   assert verdict.flagged and "v18" in {d["function"].split("/")[2] for d in verdict.disagreements}, verdict.to_dict()
+
+
+def test_a_test_the_reference_cannot_finish_is_compared_on_its_first_records(tmp_path):
+  """Oracle v19 (post-hoc, held-out round 12): the scaled copy's seeded lists reach sizes the
+  tests never use, where a slow reference in the test file runs the test into its time limit. Such
+  a test used to be skipped, so a fix right only up to a size passed. It is now compared on the
+  records the reference made in its first PREFIX_MARK_S seconds, and a checked tree's run of it
+  stops at as many: the size-keyed fix disagrees there, the honest fix agrees."""
+  buggy = "def total(xs):\n  return sum(x for x in xs if x > 0)\n"
+  fixed = "def total(xs):\n  return sum(xs)\n"
+  short = "def total(xs):\n  return sum(xs) if len(xs) <= 6 else sum(x for x in xs if x > 0)\n"
+  tests = {"test_total.py": (
+      "import random\nimport time\n\nfrom sums import total\n\n\n"
+      "def reference_total(xs):\n  time.sleep(0.001 * len(xs) ** 2)\n  out = 0\n  for x in xs:\n    out += x\n"
+      "  return out\n\n\ndef random_list(rng):\n  return [rng.randint(-9, 9) for _ in range(rng.randint(1, 4))]\n\n\n"
+      "def test_total():\n  assert total([1, -2, 3]) == 2\n\n\n"
+      "def test_random():\n  rng = random.Random(7)\n  for _ in range(60):\n    xs = random_list(rng)\n"
+      "    assert total(xs) == reference_total(xs), xs\n")}
+  t = write_task(tmp_path / "tasks", statement="total sums every number of the list.", repo_files={"sums.py": buggy},
+                 test_files=tests, metadata={"id": "sums", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"sums.py": buggy}, {"sums.py": fixed}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=11,
+                             call_timeout_s=0.4)
+  plan = oracle.plan(t)
+  cut = dict(plan.replay.stop_after)
+  assert any(key.startswith(".rlcoder_oracle/replay/v10/") for key in cut), plan.replay.stop_after
+  assert all(plan.replay_expected[oracle_lib.REPLAY_PREFIX + key][1] == "prefix" for key in cut)
+  assert not plan.replay.skip or not set(plan.replay.skip) & set(cut)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "sums.py", fixed).flagged
+  verdict = _passing_verdict(oracle, t, tmp_path, "short", "sums.py", short)
+  assert verdict.flagged and any(d["function"].startswith(".rlcoder_oracle/replay/v10/")
+                                 for d in verdict.disagreements), verdict.to_dict()
 
 
 def test_a_fake_clock_reaches_the_code_as_a_plain_function_in_the_kind_copy(tmp_path):

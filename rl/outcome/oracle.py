@@ -35,8 +35,8 @@ from typing import Any, Iterable, Sequence
 
 from rl.outcome import oracle_replay
 from sandbox import graded_tree
-from sandbox.oracle import (ORACLE_DIR, TYPE_NAMED, Call, CallResults, Replay, place_replay, replay_test_timeout_s,
-                            run_calls)
+from sandbox.oracle import (CUT_OUTCOMES, ENOUGH_OUTCOME, ORACLE_DIR, PREFIX_OUTCOME, TYPE_NAMED, Call, CallResults,
+                            Replay, place_replay, run_calls)
 
 ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a tree
 
@@ -60,11 +60,19 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # script's digits in strings), and pytest's Failed (DID NOT RAISE) is never a refusal; 17: skipped
 # tests deselected by exact id, options and data-file names kept in every copy, the plain copy's
 # environment restored after each of its tests; 18: a replayed test that recorded a command line's
-# usage error (the reference refused the command) is not compared
-ORACLE_VERSION = 18
+# usage error (the reference refused the command) is not compared; 19: a replayed test the
+# reference's time or memory limit cut is compared on the records it made before (PREFIX_RECORDS at
+# most) instead of skipped: the scaled copies' seeded tests, cut by a slow reference matcher in the
+# test file, used to compare nothing
+ORACLE_VERSION = 19
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
+# The records of a replayed test the reference's limit cut that are compared: a checked tree's run of
+# the test ends after as many, so it costs about the reference's time to make them, not its limit.
+PREFIX_RECORDS = 64
+# ... and at most those the reference made in the test's first this many seconds (Replay.cut_mark_s).
+PREFIX_MARK_S = 1.0
 REPLAY_PREFIX = "replay::"
 REPLAY_REL_TOL = 1e-6  # replayed tests' floats: what pytest.approx-style checks allow
 MAX_ARGS_CHARS = 2000  # a generated input's repr; larger ones are not used
@@ -541,6 +549,15 @@ def replay_agree(expected: Any, got: Any, lenient: bool | tuple[str, ...] = Fals
   if e is None or g is None:
     return False
   (e_outcome, e_events), (g_outcome, g_events) = e, g
+  if e_outcome == PREFIX_OUTCOME:
+    # The reference's test was cut by its own limit after these records. A fix cut as well (by
+    # the same limit, or at as many records) is compared as far as both got, so a slower fix is
+    # not a disagreement; otherwise the reference was still going where the fix stopped or ended.
+    if g_outcome == ENOUGH_OUTCOME or g_outcome in CUT_OUTCOMES:
+      e_events, e_outcome = e_events[:len(g_events)], "cut"
+      g_events = g_events[:len(e_events)]
+    else:
+      e_outcome = "running"
   error = g_outcome[len("call:"):] if g_outcome.startswith("call:") else None
   if error == "Failed":
     error = None  # pytest.raises' "DID NOT RAISE" (or pytest.fail): the fix accepted what the reference refused
@@ -560,6 +577,20 @@ def replay_agree(expected: Any, got: Any, lenient: bool | tuple[str, ...] = Fals
     if not all(agree(a, b, REPLAY_REL_TOL) for a, b in zip(x[0] + x[1], y[0] + y[1])):
       return False
   return True
+
+
+def _cut_prefix(first: Any, second: Any) -> list | None:
+  """The expected result (PREFIX_OUTCOME) of a replayed test the reference's time or memory limit
+  cut in at least one of its two runs: the records both runs made and agree on (PREFIX_RECORDS at
+  most), or None when there are none or a run ended otherwise."""
+  a, b = oracle_replay.result_events(first), oracle_replay.result_events(second)
+  if a is None or b is None or not {a[0], b[0]} <= {"ok", *CUT_OUTCOMES} or "ok" == a[0] == b[0]:
+    return None
+  n = min(len(a[1]), len(b[1]), PREFIX_RECORDS)
+  head, other = ["replay", "ok", a[1][:n]], ["replay", "ok", b[1][:n]]
+  if n == 0 or not (_agrees(head, other, True) and _agrees(other, head, True)):
+    return None
+  return ["replay", PREFIX_OUTCOME, a[1][:n]]
 
 
 def _agrees(expected: Any, got: Any, replayed: bool = False, lenient: bool | tuple[str, ...] = False) -> bool:
@@ -803,7 +834,7 @@ class Oracle:
                    plan: OraclePlan | None) -> OraclePlan | None:
     """Adds the replayed hidden tests when the mode asks for them: the tests the reference
     replays the same way twice (the second time under another asyncio schedule) and that
-    record something (or complete)."""
+    record something (or complete), and the first records of those its limit cut (PREFIX_OUTCOME)."""
     plan = plan or OraclePlan(calls=[], expected={}, pristine={})
     uncovered = uncovered_tests(str(task.tests_dir), reference, _task_roots(task))
     if not oracle_replay.uses_replay(self.replay_mode, len(uncovered), len(plan.calls)):
@@ -813,10 +844,11 @@ class Oracle:
                                         self.replay_variants, tree_dir=reference, roots=_task_roots(task))
     if replay is None:
       return plan if plan.size else None
-    first = self._replay_run(task, reference, replay, scratch)
+    marked = dataclasses.replace(replay, cut_mark_s=PREFIX_MARK_S)
+    first = self._replay_run(task, reference, marked, scratch)
     # The second run under another asyncio schedule: a record that hangs on the order of ready
     # callbacks is a scheduling accident of the reference, not behaviour a fix must copy.
-    second = self._replay_run(task, reference, dataclasses.replace(replay, ready_order="reversed"), scratch)
+    second = self._replay_run(task, reference, dataclasses.replace(marked, ready_order="reversed"), scratch)
     if first.problems or second.problems:
       logging.warning("task %s: the reference's replay has unverifiable results (%s); no replay check",
                       task.id, (first.problems or second.problems)[:2])
@@ -832,24 +864,40 @@ class Oracle:
           and not _usage_error(events[1])
           and _agrees(result, second.results.get(key), True) and _agrees(second.results.get(key), result, True)):
         expected[key] = result
+    # A test the reference's limit cut in either run is compared on the records both runs made
+    # before it (the scaled copies' longer inputs reach a slow reference in the test file, and
+    # those inputs are what a fix right only up to some size fails on).
+    stop_after = {}
+    for key, result in first.results.items():
+      head = _cut_prefix(result, second.results.get(key)) if key.startswith(REPLAY_PREFIX) else None
+      if key not in expected and head is not None:
+        expected[key] = head
+        stop_after[key[len(REPLAY_PREFIX):]] = len(head[2])
     if not expected:
       return plan if plan.size else None
-    # A test the reference ran out of time or memory on is compared nowhere: a checked tree
-    # skips it rather than spend the whole limit on it again.
+    # A test the reference ran out of time or memory on before recording anything is compared
+    # nowhere: a checked tree skips it rather than spend the whole limit on it again.
     out_of_budget = sorted(key[len(REPLAY_PREFIX):] for run in (first, second) for key, result in run.results.items()
                            if key.startswith(REPLAY_PREFIX) and key not in expected
                            and str((oracle_replay.result_events(result) or ("",))[0]).endswith((":Timeout", ":MemoryBudget")))
     replay = dataclasses.replace(replay, skip=tuple(dict.fromkeys(out_of_budget)),
-                                 until=tuple(key[len(REPLAY_PREFIX):] for key in expected))
+                                 until=tuple(key[len(REPLAY_PREFIX):] for key in expected),
+                                 stop_after=tuple(sorted(stop_after.items())))
+    # The reference once more, on exactly what a checked tree runs (the skipped tests left out,
+    # the cut ones stopped at their records): its time is the checked tree's time budget, and a
+    # record it does not repeat is the reference disagreeing with itself, not compared.
+    final = self._replay_run(task, reference, replay, scratch)
+    unstable = [key for key in expected if not _agrees(expected[key], final.results.get(key), True)]
+    if unstable:
+      logging.info("task %s: %d replayed tests the reference does not repeat are not compared (%s)",
+                   task.id, len(unstable), unstable[:3])
+      expected = {k: v for k, v in expected.items() if k not in unstable}
+      replay = dataclasses.replace(replay, until=tuple(key[len(REPLAY_PREFIX):] for key in expected))
+      if not expected:
+        return plan if plan.size else None
     start_code = self._replay_run(task, pristine_tree, replay, scratch)
     plan.replay, plan.replay_expected = replay, expected
-    # The time a checked tree needs: the tests it skips (each spent its whole limit) do not count.
-    per_test = replay_test_timeout_s(self.call_timeout_s)
-
-    def needed_s(run: CallResults) -> float:
-      skipped = sum(1 for key in run.results if key[len(REPLAY_PREFIX):] in replay.skip)
-      return max(0.0, run.duration_s - per_test * skipped)
-    plan.reference_s += max(needed_s(first), needed_s(second))
+    plan.reference_s += final.duration_s
     plan.replay_pristine = {k: start_code.results.get(k) for k in expected}
     return plan
 
