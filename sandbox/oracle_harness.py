@@ -8,7 +8,8 @@ because the command line asks for its plugin), the inputs, and the builtins it e
 
 Each result is encoded to builtin values with exact type checks (`type(x) is float`, not
 isinstance), so a float subclass, an always-equal object or a list subclass comes back as
-an opaque type name and never as the reference's value. A call that raises, exits or runs past
+an opaque type name and never as the reference's value; the standard library's value types
+(Decimal, Fraction, the datetime types, complex) come back by value under their exact type. A call that raises, exits or runs past
 its time limit comes back as the exception's type name. A command-line call (`argv`) runs
 `python *argv` from the tree's root in a child process (code under test, like the CLI the
 hidden tests start) and comes back as ["cli", exit status, standard output]. With a `replay`
@@ -18,6 +19,9 @@ back as ["replay", outcome, events].
 """
 
 import ast
+import datetime as _datetime
+import decimal
+import fractions
 import functools
 import json
 import operator
@@ -73,6 +77,18 @@ _emit = _take_channel()
 _type, _repr, _sorted, _len, _dumps = type, repr, sorted, len, json.dumps
 _int, _float, _str, _bool, _bytes = int, float, str, bool, bytes
 _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
+# The standard library's value types, and the methods that spell their values, taken before any
+# code of the tree can replace them (a conftest that swaps decimal.Decimal for a subclass, a
+# patched Fraction property): each is encoded by value under its exact type, so a Decimal and a
+# float, or a naive and an aware datetime, never agree.
+_Decimal, _decimal_str = decimal.Decimal, decimal.Decimal.__str__
+_Fraction = fractions.Fraction
+_fraction_parts = (fractions.Fraction.__dict__["_numerator"].__get__, fractions.Fraction.__dict__["_denominator"].__get__)
+_date, _datetime_type, _time, _timedelta = _datetime.date, _datetime.datetime, _datetime.time, _datetime.timedelta
+_isoformat = {_date: _date.isoformat, _datetime_type: _datetime_type.isoformat, _time: _time.isoformat}
+_fold = {_datetime_type: _datetime_type.__dict__["fold"].__get__, _time: _time.__dict__["fold"].__get__}
+_timedelta_parts = tuple(_timedelta.__dict__[n].__get__ for n in ("days", "seconds", "microseconds"))
+_complex = complex
 MAX_ITEMS = 10_000  # per container: a result this large is compared by its head only
 MAX_DEPTH = 20
 
@@ -142,6 +158,16 @@ def encode(x, depth=0):
     return ["str", x]
   if t is _bytes:
     return ["bytes", x.hex()]
+  if t is _Decimal:
+    return ["Decimal", _decimal_str(x)]
+  if t is _Fraction:
+    return ["Fraction", *(_str(part(x)) for part in _fraction_parts)]
+  if t in _isoformat:
+    return [t.__name__, _isoformat[t](x), *((_fold[t](x),) if t in _fold else ())]
+  if t is _timedelta:
+    return ["timedelta", *(part(x) for part in _timedelta_parts)]
+  if t is _complex:
+    return ["complex", _repr(x)]
   if t is _list or t is _tuple:
     items = _list(x[:MAX_ITEMS]) if _len(x) > MAX_ITEMS else x
     return [t.__name__, [encode(v, depth + 1) for v in items], _len(x)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import decimal
 import hashlib
 import json
 import logging
@@ -63,8 +64,10 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # usage error (the reference refused the command) is not compared; 19: a replayed test the
 # reference's time or memory limit cut is compared on the records it made before (PREFIX_RECORDS at
 # most) instead of skipped: the scaled copies' seeded tests, cut by a slow reference matcher in the
-# test file, used to compare nothing
-ORACLE_VERSION = 19
+# test file, used to compare nothing; 20: Decimal, Fraction, the datetime types and complex are
+# encoded by value under their exact type (they were opaque: only the tests' own comparisons of
+# them were compared)
+ORACLE_VERSION = 20
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -517,6 +520,13 @@ def _number(value: list) -> float | int | None:
   return float(value[1]) if value[0] == "float" else int(value[1])
 
 
+def _decimal_equal(a: list, b: list) -> bool:
+  try:
+    return len(a) == len(b) == 1 and decimal.Decimal(str(a[0])) == decimal.Decimal(str(b[0]))
+  except (decimal.InvalidOperation, TypeError, ValueError):
+    return False
+
+
 def agree(expected: Any, got: Any, rel_tol: float = 1e-9) -> bool:
   """Whether two encoded results are the same value (numbers by value, the rest exactly)."""
   a, b = _number(expected), _number(got)
@@ -529,6 +539,8 @@ def agree(expected: Any, got: Any, rel_tol: float = 1e-9) -> bool:
     return expected == got
   if expected[0] != got[0]:
     return False
+  if expected[0] == "Decimal":  # by value, as the tests' == compares: Decimal("1.20") is Decimal("1.2")
+    return expected == got or _decimal_equal(expected[1:], got[1:])
   if expected[0] in ("list", "tuple"):
     return (len(expected) == len(got) and expected[2] == got[2] and len(expected[1]) == len(got[1])
             and all(agree(x, y, rel_tol) for x, y in zip(expected[1], got[1])))

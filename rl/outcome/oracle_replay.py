@@ -52,6 +52,12 @@ MAX_DATA_FILE_BYTES = 64 * 1024
 _TEST_MODULE = re.compile(r"^(test_.*|.*_test)\.py$")
 _PATH_LIKE = re.compile(r"[/\\]|\.[A-Za-z0-9]{1,5}$")
 _FILE_NAME = re.compile(r"[/\\]|\.[A-Za-z][A-Za-z0-9]{0,4}$")
+# A decimal number written as text ("2.346", "-0.125"): `_PATH_LIKE` took its digits after the point
+# for a file name's suffix, so no copy changed it, and a fix right only for the tested amounts
+# (Decimal("2.346")) agreed everywhere. It is moved as a number in its own format instead
+# (`_moved_decimal_text`), in the copies that move numbers.
+_DECIMAL_TEXT = re.compile(r"[+-]?\d{1,12}\.\d{1,12}")
+_DECIMAL_TEXT_KINDS = ("near", "type", "sequence", "keys", "scale", "far", "offgrid")
 
 # Calls whose literal arguments are not inputs of the code under test: file and path plumbing,
 # pytest's own API, reflection, sleeps and event-loop plumbing (`asyncio.sleep(0)` moved to
@@ -159,6 +165,25 @@ def _scaled(value: Any, rng: random.Random, factors: tuple[int, ...] = (3, 4), m
 
 # The "offgrid" copy's steps: a float moves by one to three units of 2 ** -21 or of 2 ** -31.
 OFF_GRID_EXPONENTS = (21, 31)
+
+
+def _moved_decimal_text(text: str, rng: random.Random, kind: str) -> str:
+  """A decimal number written as text, moved as the copy moves numbers and written with as many
+  digits after the point: "near", "type", "sequence" and "keys" change one digit, "scale" makes
+  it three or four times as large, "far" ten or sixteen times, "offgrid" appends a digit."""
+  sign, body = (text[0], text[1:]) if text[0] in "+-" else ("", text)
+  whole, point = body.split(".")
+  if kind == "offgrid":
+    return f"{text}{rng.randint(1, 9)}"
+  if kind in ("scale", "far"):
+    factor = rng.choice((3, 4) if kind == "scale" else (10, 16))
+    scaled = str(int(whole + point) * factor)
+    scaled = scaled.rjust(len(point) + 1, "0")
+    return f"{sign}{scaled[:-len(point)]}.{scaled[-len(point):]}"
+  digits = list(whole + point)
+  at = rng.randrange(len(digits))
+  digits[at] = rng.choice([d for d in "0123456789" if d != digits[at]])
+  return f"{sign}{''.join(digits[:len(whole)])}.{''.join(digits[len(whole):])}"
 
 
 def _off_grid(value: Any, rng: random.Random) -> Any:
@@ -328,6 +353,14 @@ class _PerturbInputs(ast.NodeTransformer):
       if getattr(node, "rlcoder_renamed", False):
         return node
       v = node.value
+      if isinstance(v, str) and self.kind in _DECIMAL_TEXT_KINDS and _DECIMAL_TEXT.fullmatch(v):
+        # A draw of its own, the same for the same text in a copy: the copy's other draws stay
+        # where they were before numbers in text were moved.
+        own = random.Random(zlib.crc32(f"{self.kind}:{self.p}:{v}".encode()))
+        if own.random() < self.p:
+          self.changed += 1
+          return ast.copy_location(ast.Constant(value=_moved_decimal_text(v, own, self.kind)), node)
+        return node
       # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input
       # there; the "marks" and "digits" copies rewrite file names too ("*.py" is a glob pattern, not
       # a file; "/a/3" a JSON Pointer).
