@@ -66,8 +66,10 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # most) instead of skipped: the scaled copies' seeded tests, cut by a slow reference matcher in the
 # test file, used to compare nothing; 20: Decimal, Fraction, the datetime types and complex are
 # encoded by value under their exact type (they were opaque: only the tests' own comparisons of
-# them were compared)
-ORACLE_VERSION = 20
+# them were compared); 21: a call of a datetime constructor on literal ints is moved as one valid
+# date (each argument moved alone made month 0 or day 32, and a module-level table of them failed
+# the module's collection in every copy that moves numbers)
+ORACLE_VERSION = 21
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8

@@ -186,6 +186,66 @@ def _moved_decimal_text(text: str, rng: random.Random, kind: str) -> str:
   return f"{sign}{''.join(digits[:len(whole)])}.{''.join(digits[len(whole):])}"
 
 
+_DATE_TYPES = ("datetime", "date", "time")
+# Copies that keep the tests' numbers: a date constructor's arguments stay as written there.
+_KEEP_NUMBERS_KINDS = ("containers", "doubled", "plain", "boxed", "repeated", "layout", "foreign", "marks", "digits",
+                       "kind", "unhashable")
+
+
+def date_constructors(tree: ast.AST) -> tuple[dict[str, str], frozenset[str]]:
+  """The names a test module calls the datetime module's constructors by ({"D": "datetime"} for
+  `from datetime import datetime` and `D = datetime`), and the names of the module itself
+  (`import datetime as dt`, for `dt.date(...)`)."""
+  names, modules = {}, set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.ImportFrom) and node.module == "datetime" and not node.level:
+      names.update({a.asname or a.name: a.name for a in node.names if a.name in _DATE_TYPES})
+    elif isinstance(node, ast.Import):
+      modules.update(a.asname or a.name for a in node.names if a.name == "datetime")
+  for node in getattr(tree, "body", ()):
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and node.value.id in names:
+      names.update({t.id: names[node.value.id] for t in node.targets if isinstance(t, ast.Name)})
+  return names, frozenset(modules)
+
+
+def _moved_date(kind: str, typ: str, args: list[int], rng: random.Random) -> list[int] | None:
+  """A date, datetime or time built from literal `args`, moved as the copy moves numbers and
+  still valid: a few days and minutes in the near-like copies, years in "scale", centuries in
+  "far", one second in "offgrid". None where the arguments build nothing (the test's own refusal)
+  or the move leaves the calendar."""
+  import datetime as dt  # pylint: disable=import-outside-toplevel
+  try:
+    value = getattr(dt, typ)(*args)
+    if typ == "time":
+      if kind == "offgrid":
+        moved = (value.hour * 3600 + value.minute * 60 + value.second + 1) % 86400
+      else:
+        moved = (value.hour * 3600 + value.minute * 60 + value.second + 60 * rng.randint(1, 1439)) % 86400
+      parts = [moved // 3600, moved // 60 % 60, moved % 60, value.microsecond]
+    else:
+      sign = rng.choice((-1, 1))
+      if kind == "scale":
+        delta = dt.timedelta(days=sign * rng.randint(3 * 365, 40 * 365))
+      elif kind == "far":
+        delta = dt.timedelta(days=sign * rng.randint(100 * 365, 300 * 365))
+      elif kind == "offgrid":
+        delta = dt.timedelta(seconds=1) if typ == "datetime" else dt.timedelta(days=1)
+      else:
+        delta = dt.timedelta(days=sign * rng.randint(1, 400))
+      if typ == "datetime" and kind != "offgrid":
+        delta += dt.timedelta(minutes=rng.randint(0, 1439))
+      new = value + delta
+      parts = [new.year, new.month, new.day]
+      if typ == "datetime":
+        parts += [new.hour, new.minute, new.second, new.microsecond]
+  except (ValueError, TypeError, OverflowError):
+    return None
+  keep = len(args)
+  while len(parts) > keep and parts[-1] == 0:
+    parts.pop()
+  return parts
+
+
 def _off_grid(value: Any, rng: random.Random) -> Any:
   """A float moved away from zero by `k * 2 ** -e` (k in 1..3, e in OFF_GRID_EXPONENTS); ints,
   0.0 and everything else as it is. Tests write round floats (steps of 1/8 s, rates of 0.25),
@@ -343,10 +403,42 @@ class _PerturbInputs(ast.NodeTransformer):
   """Perturbs the literal inputs of a test module, each with probability `p`."""
 
   def __init__(self, rng: random.Random, p: float, pool: list, kind: str = "near",
-               strings: "Callable[[str], str] | None" = None):
+               strings: "Callable[[str], str] | None" = None,
+               dates: tuple[dict[str, str], frozenset[str]] = ({}, frozenset())):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
     self.strings = strings  # how the "foreign", "marks" and "digits" kinds rewrite a string
+    self.dates = dates  # date_constructors() of the module
     self.changed = 0
+
+  def _date_call(self, node: ast.Call) -> ast.AST | None:
+    """A call of a datetime constructor on literal ints (`D(2024, 3, 3, 7, 45)`): moved as one
+    value (`_moved_date`), so that it stays a valid date. Moving each argument on its own made
+    `D(2023, 0, 2)`, and a table of such calls at module level failed the whole module's
+    collection in every copy that moves numbers: nothing of it was compared."""
+    names, modules = self.dates
+    func = node.func
+    typ = (names.get(func.id) if isinstance(func, ast.Name) else
+           func.attr if isinstance(func, ast.Attribute) and func.attr in _DATE_TYPES
+           and isinstance(func.value, ast.Name) and func.value.id in modules else None)
+    if typ is None or node.keywords or not node.args:
+      return None
+    args = []
+    for a in node.args:
+      sign = -1 if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub) else 1
+      c = a.operand if sign < 0 else a
+      if not (isinstance(c, ast.Constant) and type(c.value) is int):  # pylint: disable=unidiomatic-typecheck
+        return None
+      args.append(sign * c.value)
+    if self.kind in _KEEP_NUMBERS_KINDS:
+      return node
+    own = random.Random(zlib.crc32(f"{self.kind}:{self.p}:{typ}:{args}".encode()))
+    moved = _moved_date(self.kind, typ, args, own) if own.random() < self.p else None
+    if moved is None:
+      return node  # kept as written: a date the test builds to be refused stays refused
+    self.changed += 1
+    node.args = [ast.Constant(value=v) if v >= 0 else ast.UnaryOp(op=ast.USub(), operand=ast.Constant(value=-v))
+                 for v in moved]
+    return node
 
   def _literal(self, node: ast.AST) -> ast.AST:
     if isinstance(node, ast.Constant):
@@ -418,6 +510,9 @@ class _PerturbInputs(ast.NodeTransformer):
     return node
 
   def visit_Call(self, node: ast.Call) -> ast.AST:
+    dated = self._date_call(node)
+    if dated is not None:
+      return dated
     root, last = _callee(node)
     if last == "parametrize" and len(node.args) >= 2:  # the names stay, the values are inputs
       node.args[1] = self._literal(node.args[1])
@@ -930,7 +1025,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _Marks([source], random.Random(zlib.crc32(source.encode())))
     if kind == "digits" and strings is None:
       strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
-    tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings).visit(tree)
+    tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings, date_constructors(tree)).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
   if kind in ("scale", "far"):  # after the perturbation, which draws nothing for strings: the draws stay
