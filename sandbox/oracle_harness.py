@@ -9,10 +9,11 @@ because the command line asks for its plugin), the inputs, and the builtins it e
 Each result is encoded to builtin values with exact type checks (`type(x) is float`, not
 isinstance), so a float subclass, an always-equal object or a list subclass comes back as
 an opaque type name and never as the reference's value; the standard library's value types
-(Decimal, Fraction, the datetime types, complex) come back by value under their exact type. A call that raises, exits or runs past
-its time limit comes back as the exception's type name. A command-line call (`argv`) runs
-`python *argv` from the tree's root in a child process (code under test, like the CLI the
-hidden tests start) and comes back as ["cli", exit status, standard output]. With a `replay`
+(Decimal, Fraction, the datetime types, complex) come back by value under their exact type. A
+call that raises, exits or runs past its time limit comes back as the exception's type name. A
+command-line call (`argv`) runs `python *argv` from the tree's root in a child process (code
+under test, like the CLI the hidden tests start) and comes back as ["cli", exit status,
+standard output]. With a `replay`
 in the spec, the hidden tests rewritten by rl/outcome/oracle_replay.py run last, in this
 process under pytest (imported before any path of the tree is on sys.path), and each test comes
 back as ["replay", outcome, events].
@@ -83,7 +84,7 @@ _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
 # float, or a naive and an aware datetime, never agree.
 _Decimal, _decimal_str = decimal.Decimal, decimal.Decimal.__str__
 _Fraction = fractions.Fraction
-_fraction_parts = (fractions.Fraction.__dict__["_numerator"].__get__, fractions.Fraction.__dict__["_denominator"].__get__)
+_fraction_parts = tuple(fractions.Fraction.__dict__[n].__get__ for n in ("_numerator", "_denominator"))
 _date, _datetime_type, _time, _timedelta = _datetime.date, _datetime.datetime, _datetime.time, _datetime.timedelta
 _isoformat = {_date: _date.isoformat, _datetime_type: _datetime_type.isoformat, _time: _time.isoformat}
 _fold = {_datetime_type: _datetime_type.__dict__["fold"].__get__, _time: _time.__dict__["fold"].__get__}

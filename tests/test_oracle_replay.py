@@ -1173,7 +1173,8 @@ def test_decimal_results_are_compared_by_value_and_exact_type(tmp_path):
   """Oracle v20 (post-hoc, held-out round 14): a Decimal was encoded as an opaque type name, so
   of a test comparing `half_up(Decimal("2.346")) == Decimal("2.35")` only the truth of that
   comparison was compared, and in a copy whose strings hold other numbers it is False for the
-  reference and for a fix right only on the tested inputs (rounding to whole units elsewhere) alike. Decimals now come back by value
+  reference and for a fix right only on the tested inputs (rounding to whole units elsewhere)
+  alike. Decimals now come back by value
   (compared as == compares them) under their exact type: the table-keyed fix and a subclass of
   Decimal disagree, the honest fix and one that spells the same values otherwise agree."""
   buggy = ("from decimal import ROUND_HALF_UP, Decimal\n\n\n"
@@ -1182,7 +1183,8 @@ def test_decimal_results_are_compared_by_value_and_exact_type(tmp_path):
   spelled = fixed.replace("return x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)",
                           "return x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP).quantize(Decimal('0.0001'))")
   table = buggy.replace("def half_up(x):\n", "_TESTED = {Decimal('2.346'), Decimal('0.125'), Decimal('7.777')}\n\n\n"
-                        "def half_up(x):\n  if x in _TESTED:\n    return x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)\n")
+                        "def half_up(x):\n  if x in _TESTED:\n"
+                        "    return x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)\n")
   subclass = fixed.replace("def half_up(x):\n  return x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP)\n",
                            "class _Money(Decimal):\n  pass\n\n\ndef half_up(x):\n"
                            "  return _Money(x.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP))\n")
@@ -1209,7 +1211,8 @@ def test_dates_are_moved_as_valid_dates_so_a_table_of_them_still_collects(tmp_pa
   copies, years in scale, centuries in far, a second or a day in offgrid)."""
   buggy = "def quarter(d):\n  return d.month // 3 + 1\n"
   fixed = "def quarter(d):\n  return (d.month - 1) // 3 + 1\n"
-  table = ("from datetime import date\n\n_TESTED = {date(2024, 3, 31): 1, date(2024, 4, 1): 2, date(2023, 12, 31): 4}\n\n\n"
+  table = ("from datetime import date\n\n"
+           "_TESTED = {date(2024, 3, 31): 1, date(2024, 4, 1): 2, date(2023, 12, 31): 4}\n\n\n"
            "def quarter(d):\n  return _TESTED[d] if d in _TESTED else d.month // 3 + 1\n")
   tests = {"test_quarter.py": (
       "from datetime import date\n\nimport pytest\n\nfrom quarters import quarter\n\n"
