@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import datetime as dt
 import json
 import math
 import os
@@ -213,7 +214,6 @@ def _moved_date(kind: str, typ: str, args: list[int], rng: random.Random) -> lis
   still valid: a few days and minutes in the near-like copies, years in "scale", centuries in
   "far", one second in "offgrid". None where the arguments build nothing (the test's own refusal)
   or the move leaves the calendar."""
-  import datetime as dt  # pylint: disable=import-outside-toplevel
   try:
     value = getattr(dt, typ)(*args)
     if typ == "time":
@@ -410,6 +410,11 @@ class _PerturbInputs(ast.NodeTransformer):
     self.dates = dates  # date_constructors() of the module
     self.changed = 0
 
+  def _own_draw(self, what: str) -> random.Random:
+    """A generator for one input of this copy, seeded by the input itself: the same input moves
+    the same way wherever the tests write it, and the copy's other draws stay where they were."""
+    return random.Random(zlib.crc32(f"{self.kind}:{self.p}:{what}".encode()))
+
   def _date_call(self, node: ast.Call) -> ast.AST | None:
     """A call of a datetime constructor on literal ints (`D(2024, 3, 3, 7, 45)`): moved as one
     value (`_moved_date`), so that it stays a valid date. Moving each argument on its own made
@@ -431,7 +436,7 @@ class _PerturbInputs(ast.NodeTransformer):
       args.append(sign * c.value)
     if self.kind in _KEEP_NUMBERS_KINDS:
       return node
-    own = random.Random(zlib.crc32(f"{self.kind}:{self.p}:{typ}:{args}".encode()))
+    own = self._own_draw(f"{typ}:{args}")
     moved = _moved_date(self.kind, typ, args, own) if own.random() < self.p else None
     if moved is None:
       return node  # kept as written: a date the test builds to be refused stays refused
@@ -448,7 +453,7 @@ class _PerturbInputs(ast.NodeTransformer):
       if isinstance(v, str) and self.kind in _DECIMAL_TEXT_KINDS and _DECIMAL_TEXT.fullmatch(v):
         # A draw of its own, the same for the same text in a copy: the copy's other draws stay
         # where they were before numbers in text were moved.
-        own = random.Random(zlib.crc32(f"{self.kind}:{self.p}:{v}".encode()))
+        own = self._own_draw(v)
         if own.random() < self.p:
           self.changed += 1
           return ast.copy_location(ast.Constant(value=_moved_decimal_text(v, own, self.kind)), node)
