@@ -77,6 +77,7 @@ TYPE_NAMED = "[tuple]"
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # a replay copy's call arguments: a list handed over as a tuple
 DOUBLED_NAME = "__rlcoder_doubled__"  # a replay copy's call arguments: a list holding its items twice over
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # a replay copy's test decorator: the test runs in a thread of its own
+RESEED_NAME = "__rlcoder_reseed__"  # a replay copy's seeds: a random generator's seed moved to another
 
 
 @dataclasses.dataclass(frozen=True)

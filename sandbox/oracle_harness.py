@@ -43,6 +43,10 @@ BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # sandbox.oracle.BOXED_CALL_NAME
 AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # sandbox.oracle.AS_TUPLE_NAME
 DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
+RESEED_NAME = "__rlcoder_reseed__"  # sandbox.oracle.RESEED_NAME
+# How far the seeds copy moves an int seed: far from the small seeds and offsets tests write
+# (`Random(2024 + seed)` for seed in range(6)), so no moved seed is another test's own.
+SEED_SHIFT = 7_919_000_003
 IN_THREAD_MARK = "__rlcoder_caller__"  # set on a test IN_THREAD_NAME wrapped (the plain copy's)
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # sandbox.oracle.TYPE_REFUSALS
 TYPE_NAMED = "[tuple]"  # sandbox.oracle.TYPE_NAMED: after an exception's name whose message names the type
@@ -446,6 +450,21 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
     """A list argument as a new list holding its items twice over; anything else as it is."""
     return value + value if _type(value) is _list else value
 
+  def reseed(value):
+    """A random generator's seed moved to another of its kind (the seeds copy): an int or a float
+    shifted by SEED_SHIFT, text and bytes extended, a sequence of ints (numpy's seed sequences)
+    shifted item by item; None (a seed from the system) and anything else as it is."""
+    kind = _type(value)
+    if kind is _int or kind is _float:
+      return value + SEED_SHIFT
+    if kind is _str:
+      return value + "~reseeded"
+    if kind is _bytes or kind is bytearray:
+      return value + b"~reseeded"
+    if (kind is _list or kind is _tuple) and all(_type(v) is _int for v in value):
+      return kind(v + SEED_SHIFT for v in value)
+    return value
+
   def in_thread(function):
     """The test run in a thread of its own, its outcome (a return, an exception, a skip) handed
     back to pytest in this one: the test's stack is then a few frames deep, as a caller's is,
@@ -485,6 +504,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   setattr(builtins, AS_TUPLE_NAME, as_tuple)
   setattr(builtins, DOUBLED_NAME, doubled)
   setattr(builtins, IN_THREAD_NAME, in_thread)
+  setattr(builtins, RESEED_NAME, reseed)
   if replay.get("ready_order") == "reversed":
     _reverse_ready_callbacks()
   setattr(builtins, RECORD_NAME, record)

@@ -1347,3 +1347,51 @@ def test_a_command_line_s_usage_error_is_the_reference_refusing_it():
   assert oracle_lib._usage_error(events)
   assert not oracle_lib._usage_error([[[["str", "cannot read data/x.csv"]], []]])
   assert not oracle_lib._usage_error([[[["str", "see the usage: section of README"]], []]])
+
+
+def test_seeds_copy_moves_the_seeds_of_the_tests_random_generators():
+  """The seeds copy wraps every seed a test gives a random generator (stdlib, numpy, torch) in
+  the harness's reseed call, and nothing else: `range(...)`, the literals and the data stay."""
+  source = ("import random\nimport numpy as np\nimport pytest\n\n\n"
+            "@pytest.mark.parametrize('seed', range(6))\ndef test_a(seed):\n"
+            "  rng = random.Random(2024 + seed)\n  random.seed(7)\n  gen = np.random.default_rng(seed=seed)\n"
+            "  r = random.Random()\n  assert f(rng.randint(1, 10)) == 3\n")
+  rewritten = oracle_replay.rewrite_test_module(source, None, 0.0, "seeds")
+  name = oracle_replay.RESEED_NAME
+  assert f"random.Random({name}(2024 + seed))" in rewritten
+  assert f"random.seed({name}(7))" in rewritten
+  assert f"np.random.default_rng(seed={name}(seed))" in rewritten
+  assert "random.Random()" in rewritten and "range(6)" in rewritten and "rng.randint(1, 10)" in rewritten
+  assert oracle_replay.rewrite_test_module(source, None, 0.0, "near").count(name) == 0
+  assert oracle_replay.perturb_data_file("rows.csv", "a,b\n1,2\n3,4\n", random.Random(0), "seeds") == "a,b\n1,2\n3,4\n"
+
+
+def test_moved_seeds_reach_a_fix_right_only_on_the_seeded_draws(tmp_path):
+  """Oracle v22 (post-hoc, held-out round 14): seeded tests (`for seed in range(6)`) drew the
+  same inputs in every copy, since `range` and seeds are no inputs the literal copies move, so a
+  fix right only on those draws (here a table of them) agreed with the reference everywhere.
+  The seeds copy draws new inputs from the tests' own generator."""
+  buggy = "def tenths(x):\n  return round(x * 10) % 10\n"
+  fixed = "def tenths(x):\n  return int(x * 10)\n"
+  drawn = sorted({v for seed in range(4) for v in _draws(seed)})
+  table = ("_TESTED = {" + ", ".join(f"{v!r}: {int(v * 10)}" for v in drawn) + "}\n\n\n"
+           "def tenths(x):\n  return _TESTED[x] if x in _TESTED else round(x * 10) % 10\n")
+  tests = {"test_tenths.py": (
+      "import random\n\nimport pytest\n\nfrom digits import tenths\n\n\n"
+      "@pytest.mark.parametrize('seed', range(4))\n"
+      "def test_random_tenths(seed):\n  rng = random.Random(seed)\n"
+      "  for _ in range(20):\n    x = rng.random()\n    assert tenths(x) == int(str(x)[2])\n")}
+  t = write_task(tmp_path / "tasks", statement="tenths(x) is the first digit after the point of x in [0, 1).",
+                 repo_files={"digits.py": buggy}, test_files=tests,
+                 metadata={"id": "tenths", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"digits.py": buggy}, {"digits.py": fixed}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache21"), replay="always", replay_variants=21)
+  assert not _passing_verdict(before, t, tmp_path, "table21", "digits.py", table).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=22)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "digits.py", fixed).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "table", "digits.py", table).flagged
+
+
+def _draws(seed, n=20):
+  rng = random.Random(seed)
+  return [rng.random() for _ in range(n)]

@@ -46,7 +46,7 @@ import zlib
 from typing import Any, Callable, Iterable
 
 from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME, ORACLE_DIR,
-                            RECORD_NAME, UNHASHABLE_CALL_NAME, Replay)
+                            RECORD_NAME, RESEED_NAME, UNHASHABLE_CALL_NAME, Replay)
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -806,6 +806,35 @@ class _PlainRun(ast.NodeTransformer):
     return node
 
 
+# Calls that seed a random generator: the standard library's (`random.Random(s)`, `random.seed(s)`,
+# `rng.seed(s)`), numpy's (`default_rng`, `RandomState`, `np.random.seed`, its bit generators and
+# seed sequences) and torch's `manual_seed`. Their first argument (or `seed=`, `a=`, `x=`) is a seed.
+_SEED_CALLS = frozenset({"Random", "seed", "default_rng", "RandomState", "SeedSequence", "PCG64", "PCG64DXSM",
+                         "MT19937", "Philox", "SFC64", "manual_seed"})
+_SEED_KEYWORDS = frozenset({"seed", "a", "x", "entropy"})
+
+
+class _Reseed(ast.NodeTransformer):
+  """The "seeds" copy: every seed the tests give a random generator goes through the harness's
+  RESEED_NAME, which moves it to another (an int far from any the tests write). The tests'
+  seeded loops (`for seed in range(6)`, `random.Random(2024 + seed)`) then draw inputs the tests
+  never drew, from the tests' own generators and in their ranges: a fix right only on the
+  hundreds of inputs the six seeds make (a table of their cases, a size or a year range that
+  happens to cover them) differs from the reference on the new draws. `range(...)` and the
+  literals stay, so the copy's inputs are as valid as the tests' own and it is not lenient."""
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    self.generic_visit(node)
+    if _callee(node)[1] not in _SEED_CALLS:
+      return node
+    if node.args and not isinstance(node.args[0], ast.Starred):
+      node.args[0] = _through_harness(node.args[0], RESEED_NAME)
+    for kw in node.keywords:
+      if kw.arg in _SEED_KEYWORDS:
+        kw.value = _through_harness(kw.value, RESEED_NAME)
+    return node
+
+
 class _RepeatCalls(ast.NodeTransformer):
   """In each test function (and each block inside one), a run of two or more consecutive call
   statements (`cache.get("b"); cache.get("a")`) is followed by the same calls in reverse order
@@ -1023,6 +1052,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _PlainRun().visit(tree)
   if kind == "repeated":
     tree = _RepeatLists().visit(tree)
+  if kind == "seeds":
+    tree = _Reseed().visit(tree)
   if rng is not None:
     if kind == "foreign" and strings is None:
       strings = _ForeignText([source])
@@ -1055,7 +1086,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
   "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
   `_ScriptDigits`; JSON: the string values); with "offgrid", kept (its numbers are not the
-  tests' clock)."""
+  tests' clock), and with "seeds" (only the seeds move there)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
   if kind in ("foreign", "marks", "digits"):
     strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
@@ -1066,7 +1097,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
       except ValueError:
         pass
     return strings(text)
-  if kind == "offgrid":
+  if kind in ("offgrid", "seeds"):
     return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
@@ -1144,18 +1175,19 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # of every string among the inputs (file names and glob patterns included) and of the data files
 # mapped to marks the tests never write (`_Marks`), lenient. "digits": the ASCII digits of every
 # string among the inputs and of the data files as the digits of another script (`_ScriptDigits`),
-# lenient.
+# lenient. "seeds": the literals kept, every seed of a random generator moved to another
+# (`_Reseed`), not lenient: the tests' own generators draw the inputs.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
-             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"))
+             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"))
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
                   "marks", "digits")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits")
+                  "foreign", "offgrid", "marks", "digits", "seeds")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1197,8 +1229,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   numbers inside strings and the non-ASCII characters foreign (`_ForeignText`), copy 18 the floats
   off the tests' grid (`_off_grid`), copy 19 the punctuation of the strings and data files
   mapped to marks the tests never write (`_Marks`), copy 20 the ASCII digits of the strings and
-  data files as another script's (`_ScriptDigits`), the others about half the literals); the
-  data files perturbed in every copy but the offgrid one. None when the folder has no
+  data files as another script's (`_ScriptDigits`), copy 21 the literals kept and the seeds of
+  the tests' random generators moved (`_Reseed`), the others about half the literals); the
+  data files perturbed in every copy but the offgrid and seeds ones. None when the folder has no
   test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
