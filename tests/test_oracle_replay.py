@@ -1395,3 +1395,41 @@ def test_moved_seeds_reach_a_fix_right_only_on_the_seeded_draws(tmp_path):
 def _draws(seed, n=20):
   rng = random.Random(seed)
   return [rng.random() for _ in range(n)]
+
+
+def test_sweeps_copy_moves_a_literal_sweep_to_the_next_window():
+  """A `range` that starts past 0 with literal bounds is a sweep over values: the sweeps copy
+  moves it to the next window of the same length and keeps every other literal. Counts
+  (`range(6)`), computed bounds and the other copies' ranges stay."""
+  source = ("def test_a():\n  for year in range(1995, 2106):\n    f(year)\n"
+            "  for i in range(6):\n    f(i)\n  for n in range(1, len(xs)):\n    f(n)\n"
+            "  for k in range(2, 20, 3):\n    f(k)\n")
+  source += "  f(2, 'x', 1.5)\n"
+  swept = oracle_replay.rewrite_test_module(source, None, 0.0, "sweeps")
+  assert "range(2106, 2217)" in swept and "range(6)" in swept and "range(1, len(xs))" in swept
+  assert "range(20, 38, 3)" in swept and "f(2, 'x', 1.5)" in swept
+  for kind in ("near", "scale", "far"):
+    assert "range(1995, 2106)" in oracle_replay.rewrite_test_module(source, random.Random(0), 1.0, kind)
+
+
+def test_a_shifted_sweep_reaches_a_fix_right_only_inside_the_swept_years(tmp_path):
+  """Oracle v23 (post-hoc, held-out round 14): the tests swept the years 1995-2105 with
+  `range(1995, 2106)`, and `range` was no input in any copy, so leap years from a table of
+  1901-2199 (and the every-fourth-year rule outside it) agreed with the reference everywhere.
+  The sweeps copy sweeps 2106-2216, where 2200 is no leap year."""
+  buggy = "def leap(year):\n  return year % 4 == 0\n"
+  fixed = "def leap(year):\n  return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n"
+  window = ("import calendar\n\n_LEAP = {y: calendar.isleap(y) for y in range(1901, 2200)}\n\n\n"
+            "def leap(year):\n  return _LEAP[year] if year in _LEAP else year % 4 == 0\n")
+  tests = {"test_leap.py": ("from leapyears import leap\n\n\n"
+                            "def test_sweep():\n  for year in range(1995, 2106):\n"
+                            "    assert leap(year) == (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)), year\n")}
+  t = write_task(tmp_path / "tasks", statement="leap(year) says whether a Gregorian year is a leap year.",
+                 repo_files={"leapyears.py": buggy}, test_files=tests,
+                 metadata={"id": "leap", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"leapyears.py": buggy}, {"leapyears.py": fixed}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache22"), replay="always", replay_variants=22)
+  assert not _passing_verdict(before, t, tmp_path, "window22", "leapyears.py", window).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=23)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "leapyears.py", fixed).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "window", "leapyears.py", window).flagged

@@ -69,8 +69,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # them were compared); 21: a call of a datetime constructor on literal ints is moved as one valid
 # date (each argument moved alone made month 0 or day 32, and a module-level table of them failed
 # the module's collection in every copy that moves numbers); 22: a 22nd copy moves the seeds of the
-# tests' random generators (their seeded loops drew the same few hundred inputs in every copy)
-ORACLE_VERSION = 22
+# tests' random generators (their seeded loops drew the same few hundred inputs in every copy); 23:
+# a 23rd copy moves each literal sweep `range(a, b)` (a >= 1) to the next window of its length
+ORACLE_VERSION = 23
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -718,7 +719,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 22):
+               task_config=None, replay: str = "auto", replay_variants: int = 23):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

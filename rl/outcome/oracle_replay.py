@@ -545,6 +545,36 @@ class _PerturbInputs(ast.NodeTransformer):
     return node
 
 
+def _int_literal(node: ast.AST) -> int | None:
+  sign = -1 if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else 1
+  c = node.operand if sign < 0 else node
+  return sign * c.value if isinstance(c, ast.Constant) and type(c.value) is int else None  # pylint: disable=unidiomatic-typecheck
+
+
+class _ShiftSweeps(ast.NodeTransformer):
+  """The "sweeps" copy: a `range(a, b)` with literal bounds and a start of 1 or more (a sweep over
+  values: years, sizes, code points) becomes the next window of the same length,
+  `range(1995, 2106)` -> `range(2106, 2217)`; everything else stays. `range` is no input in the
+  other copies (a count, `range(6)`, stays a count), so a fix right only inside the swept window
+  (leap years from a table of 1901-2199, the tests sweeping 1995-2105) agreed on every value; and
+  in the copies that move every literal, the test's other numbers moved too (the month 2 of
+  `days_in_month(year, 2)`), which made an invalid date before the sweep got anywhere. The
+  length, and so the test's cost, stays. Lenient: the next window may hold values the code
+  refuses (months 13-24)."""
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    self.generic_visit(node)
+    if not (isinstance(node.func, ast.Name) and node.func.id == "range" and 2 <= len(node.args) <= 3
+            and not node.keywords):
+      return node
+    bounds = [_int_literal(a) for a in node.args]
+    if any(b is None for b in bounds) or bounds[0] < 1 or bounds[1] <= bounds[0]:
+      return node
+    length = bounds[1] - bounds[0]
+    node.args[:2] = [ast.copy_location(ast.Constant(value=b + length), a) for b, a in zip(bounds[:2], node.args)]
+    return node
+
+
 class _FarPowers(ast.NodeTransformer):
   """The "far" copy's powers: `2 ** 63` becomes `2 ** 630`, an exponent of 16 or more ten times as
   large (a literal base of 2 or more, a literal exponent). Tests write their largest magnitudes
@@ -1054,6 +1084,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _RepeatLists().visit(tree)
   if kind == "seeds":
     tree = _Reseed().visit(tree)
+  if kind == "sweeps":
+    tree = _ShiftSweeps().visit(tree)
   if rng is not None:
     if kind == "foreign" and strings is None:
       strings = _ForeignText([source])
@@ -1086,7 +1118,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
   "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
   `_ScriptDigits`; JSON: the string values); with "offgrid", kept (its numbers are not the
-  tests' clock), and with "seeds" (only the seeds move there)."""
+  tests' clock), and with "seeds" and "sweeps" (only the seeds or the sweeps move there)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
   if kind in ("foreign", "marks", "digits"):
     strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
@@ -1097,7 +1129,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
       except ValueError:
         pass
     return strings(text)
-  if kind in ("offgrid", "seeds"):
+  if kind in ("offgrid", "seeds", "sweeps"):
     return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
@@ -1176,18 +1208,21 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # mapped to marks the tests never write (`_Marks`), lenient. "digits": the ASCII digits of every
 # string among the inputs and of the data files as the digits of another script (`_ScriptDigits`),
 # lenient. "seeds": the literals kept, every seed of a random generator moved to another
-# (`_Reseed`), not lenient: the tests' own generators draw the inputs.
+# (`_Reseed`), not lenient: the tests' own generators draw the inputs. "sweeps": the literals kept,
+# every literal `range(a, b)` with a >= 1 moved to the next window of its length (`_ShiftSweeps`),
+# lenient.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
-             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"))
+             (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
+             (0.0, "sweeps"))
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks", "digits")
+                  "marks", "digits", "sweeps")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds")
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1230,8 +1265,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   off the tests' grid (`_off_grid`), copy 19 the punctuation of the strings and data files
   mapped to marks the tests never write (`_Marks`), copy 20 the ASCII digits of the strings and
   data files as another script's (`_ScriptDigits`), copy 21 the literals kept and the seeds of
-  the tests' random generators moved (`_Reseed`), the others about half the literals); the
-  data files perturbed in every copy but the offgrid and seeds ones. None when the folder has no
+  the tests' random generators moved (`_Reseed`), copy 22 the literals kept and the tests'
+  literal sweeps `range(a, b)` moved to the next window (`_ShiftSweeps`), the others about half
+  the literals); the data files perturbed in every copy but the offgrid, seeds and sweeps ones. None when the folder has no
   test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
