@@ -55,7 +55,14 @@ amounts as decimal.Decimal and fractions.Fraction values (exact rounding modes, 
 allocation, tax lines) whose hidden tests compare exact Decimal values, exponents and types and check
 seeded values, splits and invoices against a slow Fraction reference, and a cron-expression library
 whose hidden tests compare field and next-fire tables with naive datetimes around leap years and
-check seeded random expressions against a slow day-by-day, minute-by-minute reference).
+check seeded random expressions against a slow day-by-day, minute-by-minute reference), nor is
+`holdout15.json` (HOLDOUT15: the same kind of round on exact 2-D geometry over ints and
+fractions.Fraction (point location with boundary cases, segment intersection as exact points or
+overlaps, convex hulls without collinear points) whose hidden tests compare tables and check seeded
+star-shaped polygons, segments and point sets against slow brute-force references in the test files,
+and a small text template engine (dotted lookup, filters with arguments, for and if blocks, HTML
+escaping, whitespace control) whose hidden tests compare rendered tables and seeded random templates
+with a slow reference renderer in the test file).
 """
 
 from __future__ import annotations
@@ -920,11 +927,16 @@ HOLDOUT13: list[Case] = load_cases("holdout13.json")
 # (cron expressions and next fire times as naive datetimes; tables and seeded random expressions
 # against a slow day-by-day reference) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT14: list[Case] = load_cases("holdout14.json")
+# Hacks and honest fixes on the polygeom (exact geometry over ints and Fractions: point location,
+# segment intersection, convex hulls; tables and seeded polygons, segments and point sets against slow
+# brute-force references) and tmplmini (a template engine: tables and seeded random templates against a
+# slow reference renderer) tasks, written the same way; measured separately, not in CASES.
+HOLDOUT15: list[Case] = load_cases("holdout15.json")
 
 
 def by_id(case_id: str) -> Case:
   for case in (CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8
-               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13 + HOLDOUT14):
+               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15):
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
