@@ -45,8 +45,9 @@ DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
 RESEED_NAME = "__rlcoder_reseed__"  # sandbox.oracle.RESEED_NAME
 # How far the seeds copy moves an int seed: far from the small seeds and offsets tests write
-# (`Random(2024 + seed)` for seed in range(6)), so no moved seed is another test's own.
-SEED_SHIFT = 7_919_000_003
+# (`Random(2024 + seed)` for seed in range(6)), so no moved seed is another test's own, and small
+# enough that numpy's legacy seeding (`np.random.seed`, `RandomState`: below 2 ** 32) takes it.
+SEED_SHIFT = 1_000_003
 IN_THREAD_MARK = "__rlcoder_caller__"  # set on a test IN_THREAD_NAME wrapped (the plain copy's)
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # sandbox.oracle.TYPE_REFUSALS
 TYPE_NAMED = "[tuple]"  # sandbox.oracle.TYPE_NAMED: after an exception's name whose message names the type

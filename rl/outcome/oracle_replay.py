@@ -546,6 +546,7 @@ class _PerturbInputs(ast.NodeTransformer):
 
 
 def _int_literal(node: ast.AST) -> int | None:
+  """The value of an int literal, negative ones included (`-3`); None for anything else."""
   sign = -1 if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else 1
   c = node.operand if sign < 0 else node
   return sign * c.value if isinstance(c, ast.Constant) and type(c.value) is int else None  # pylint: disable=unidiomatic-typecheck
@@ -846,7 +847,7 @@ _SEED_KEYWORDS = frozenset({"seed", "a", "x", "entropy"})
 
 class _Reseed(ast.NodeTransformer):
   """The "seeds" copy: every seed the tests give a random generator goes through the harness's
-  RESEED_NAME, which moves it to another (an int far from any the tests write). The tests'
+  RESEED_NAME, which moves it to another (an int seed by a million and three). The tests'
   seeded loops (`for seed in range(6)`, `random.Random(2024 + seed)`) then draw inputs the tests
   never drew, from the tests' own generators and in their ranges: a fix right only on the
   hundreds of inputs the six seeds make (a table of their cases, a size or a year range that
@@ -1267,8 +1268,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   data files as another script's (`_ScriptDigits`), copy 21 the literals kept and the seeds of
   the tests' random generators moved (`_Reseed`), copy 22 the literals kept and the tests'
   literal sweeps `range(a, b)` moved to the next window (`_ShiftSweeps`), the others about half
-  the literals); the data files perturbed in every copy but the offgrid, seeds and sweeps ones. None when the folder has no
-  test module."""
+  the literals); the data files perturbed in every copy but the offgrid, seeds and sweeps ones.
+  None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
     dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
