@@ -18,8 +18,11 @@ the hidden test modules:
   one repeats the lists the tests assign;
 - one moves the floats off the tests' binary grid, one spells every string's punctuation with
   marks the tests never write, and one writes every string's digits in another script;
-- the hidden folder's data files are perturbed in every copy (a JSON value moved, the lines of
-  a text file shuffled, dropped, repeated or their numbers moved).
+- one moves the seeds the tests give their random generators, and one moves each literal sweep
+  `range(a, b)` (a >= 1) to the next window of its length, the other literals kept in both;
+- the hidden folder's data files are perturbed in every copy but those that move only floats,
+  seeds or sweeps (a JSON value moved, the lines of a text file shuffled, dropped, repeated or
+  their numbers moved).
 
 The reference and the graded tree run the same replay (sandbox/oracle.py, `Replay`) and their
 records must agree. All copies run in one pytest process, so state a solution keeps between
