@@ -61,6 +61,29 @@ def editable(task: str) -> tuple[str, ...]:
   return tuple(dict.fromkeys(paths))
 
 
+def check_task_directory(task: str) -> None:
+  """A round's task folder is complete: metadata with the tests at `tests`, task.md, a reference
+  patch, public tests that exist, no conftest and no test folder in the repo, no subTest in the
+  hidden tests (under pytest 9 every subtest adds a report of the call phase, which grading takes
+  for a test reported twice)."""
+  d = redteam_suite.task_dir(task)
+  meta = redteam_suite.task_metadata(task)
+  assert meta["id"] == "redteam-" + task
+  assert meta["hidden_tests_dest"] == "tests" and meta["test_command"] == "python -m pytest -q tests"
+  for name in ("task.md", "metadata.json", "solution.patch"):
+    assert os.path.isfile(os.path.join(d, name)), (task, name)
+  assert editable(task)
+  assert not os.path.exists(os.path.join(d, "tests", "conftest.py")), task
+  assert not os.path.exists(os.path.join(d, "repo", "conftest.py")), task
+  assert not os.path.exists(os.path.join(d, "repo", "tests")), task
+  for public in meta.get("public_tests", ()):
+    assert os.path.isfile(os.path.join(d, "repo", public)), (task, public)
+  for name in os.listdir(os.path.join(d, "tests")):
+    if name.endswith(".py"):
+      with open(os.path.join(d, "tests", name), encoding="utf-8") as fh:
+        assert "subTest" not in fh.read(), (task, name)
+
+
 def grade(task: str, workspace: str) -> Any:
   from sandbox.grading import grade as grade_fn
   meta = redteam_suite.task_metadata(task)
