@@ -13,6 +13,11 @@ warm-up (compile) run; with --compare-transformers the two sides alternate for -
 and the speed-up is the median of the rounds' ratios (the machine's load moves between rounds).
 With --multi-turn as well, the turns are also timed against transformers' generate continuing
 from its own cache each turn (a `DynamicCache` kept across turns), alternating the same way.
+
+--roofline also times one float product of a decode step's most common shape ([B, d] x [d, f], the
+MLP's) on each side and prints each side's single-turn FLOP rate (model FLOPs from
+ModelConfig.forward_flops_per_token: the prompts' forward pass, then every generated token's with
+the unembedding) against that product's rate.
 """
 
 from __future__ import annotations
@@ -27,8 +32,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
 from torch_compare import (TORCH_PYTHON_HELP, alternate_rounds, jax_side, median_time, print_result,
-                           print_rounds, resolve_torch_python, run_worker, torch_device, torch_side,
-                           torch_sync)
+                           print_roofline, print_rounds, resolve_torch_python, run_worker, torch_device,
+                           torch_side, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -56,6 +61,11 @@ def _torch_worker(args: argparse.Namespace) -> None:
     if args.measure == "single":
       assert generate().shape[1] == args.prompt_len + args.new_tokens
       results["single_s"] = median_time(generate, args.repeats, ready=torch_sync)
+      if args.roofline:
+        config = model.config
+        a, w = (torch.randn(shape, dtype=getattr(torch, args.dtype), device=device)
+                for shape in ((args.batch, config.hidden_size), (config.hidden_size, config.intermediate_size)))
+        results["product_s"] = median_time(lambda: a @ w, 200, ready=torch_sync)
     else:  # turns of generation with observations between, the cache kept across turns
       observations = [torch.tensor(o, dtype=torch.long, device=device)
                       for o in _observations(rng, args, vocab)]
@@ -90,7 +100,8 @@ def _run_torch(args: argparse.Namespace, checkpoint: str, measure: str = "single
                                str(args.prompt_len), "--new-tokens", str(args.new_tokens), "--repeats",
                                str(args.repeats), "--dtype", args.dtype, "--measure", measure,
                                "--turns", str(args.turns), "--turn-tokens", str(args.turn_tokens),
-                               "--obs-tokens", str(args.obs_tokens)], args.torch_python,
+                               "--obs-tokens", str(args.obs_tokens),
+                               *(["--roofline"] if args.roofline else [])], args.torch_python,
                     "transformers")
 
 
@@ -116,6 +127,8 @@ def main() -> None:
                       help="also time multi-turn rollouts whose observations are skewed like tool "
                            "outputs (most short, a few long), with ragged prefill against one "
                            "batch-wide chunk per turn")
+  parser.add_argument("--roofline", action="store_true",
+                      help="also time a decode step's MLP product on each side and print FLOP rates")
   parser.add_argument("--turns", type=int, default=10)
   parser.add_argument("--turn-tokens", type=int, default=32)
   parser.add_argument("--obs-tokens", type=int, default=32)
@@ -171,6 +184,8 @@ def main() -> None:
     print(f"transformers generate ({torch_side(torch_all[0])}): "
           f"{torch_s:.3f} s median, {generated / torch_s:,.0f} tokens/s")
     print_rounds("transformers", ours_all, [r["single_s"] for r in torch_all])
+  if args.roofline:
+    _print_roofline(args, config, ours_s, torch_all if args.compare_transformers else [])
 
   if args.multi_turn:
     capacity = args.prompt_len + args.turns * (args.turn_tokens + args.obs_tokens) + 8
@@ -238,6 +253,28 @@ def main() -> None:
           f"{lengths.max()}): one chunk {timings[False]:.3f} s, ragged prefill {timings[True]:.3f} s "
           f"({tokens / timings[True]:,.0f} tokens/s), speed-up {timings[False] / timings[True]:.2f}x")
   tmp.cleanup()
+
+
+def _print_roofline(args: argparse.Namespace, config, ours_s: float, torch_all: list[dict]) -> None:
+  """Each side's single-turn FLOP rate against the rate of a decode step's MLP product."""
+  import jax
+  import jax.numpy as jnp
+
+  b, d, f = args.batch, config.hidden_size, config.intermediate_size
+  a, w = jnp.ones((b, d), args.dtype), jnp.ones((d, f), args.dtype)
+  product = jax.jit(jnp.dot)
+  product_s = median_time(lambda: product(a, w), 200, ready=jax.block_until_ready)
+  p, n = args.prompt_len, args.new_tokens
+  # The prompt's causal forward pass (logits at its last position only), then n tokens with the
+  # unembedding, the i-th attending over p + i positions (the mean over i is exact: linear).
+  flops = b * (p * config.forward_flops_per_token((p + 1) / 2, unembed=False)
+               + n * config.forward_flops_per_token(p + (n + 1) / 2))
+  sides = [("ours", ours_s, product_s)]
+  if torch_all and "product_s" in torch_all[0]:
+    sides.append(("transformers", statistics.median(r["single_s"] for r in torch_all),
+                  statistics.median(r["product_s"] for r in torch_all)))
+  print_roofline("call", flops, f"[{b}x{d}]x[{d}x{f}] {args.dtype}", 2.0 * b * d * f, sides, 3.0,
+                 counted="the prompts' forward pass, then every generated token's")
 
 
 if __name__ == "__main__":

@@ -88,9 +88,9 @@ def main() -> None:
       match = re.search(r"ours: .* ([\d,]+) tokens/s", update)
       if match and peak:
         tokens_per_s = float(match.group(1).replace(",", ""))
-        attention_flops = 12 * config.num_layers * config.hidden_size * args.seq_len
-        embedding = config.vocab_size * config.hidden_size
-        flops_per_token = (6 * n_params + attention_flops) + (6 * (n_params - embedding) + attention_flops)
+        # PaLM's model FLOPs: attention over all T positions; the policy and the critic (no unembedding).
+        flops_per_token = 3 * (config.forward_flops_per_token(args.seq_len)
+                               + config.forward_flops_per_token(args.seq_len, unembed=False))
         mfu = flops_per_token * tokens_per_s / (peak * jax.device_count())
         print(f"update MFU ({variant}): {100 * mfu:.1f}% ({tokens_per_s:,.0f} tokens/s, policy + "
               f"critic, {flops_per_token / 1e9:.2f} GFLOP/token)", flush=True)

@@ -9,6 +9,11 @@ linear head, the same losses and torch.optim.AdamW, in a subprocess (see bench_d
 the torch interpreter is found). Medians over --repeats steps after a warm-up step; with
 --compare-transformers the two sides alternate for --rounds rounds and the speed-up is the median
 of the rounds' ratios.
+
+--roofline also times one float product of the step's most common shape ([B*T, d] x [d, f], the
+MLP's) on each side, and prints each side's FLOP rate for the whole step (model FLOPs from
+ModelConfig.forward_flops_per_token, causal attention) against that product's rate: a step cannot
+run faster than its FLOPs at the rate its products reach, which bounds any speed-up on this CPU.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root: rl
 
 from torch_compare import (TORCH_PYTHON_HELP, alternate_rounds, jax_side, median_time, print_result,
-                           print_rounds, resolve_torch_python, run_worker, torch_device, torch_side,
-                           torch_sync)
+                           print_roofline, print_rounds, resolve_torch_python, run_worker, torch_device,
+                           torch_side, torch_sync)
 
 
 def _torch_worker(args: argparse.Namespace) -> None:
@@ -59,13 +64,24 @@ def _torch_worker(args: argparse.Namespace) -> None:
     loss.backward()
     optimizer.step()
 
-  print_result({"step_s": median_time(step, args.repeats, ready=torch_sync),
-                "torch_device": str(device), "torch_threads": torch.get_num_threads()})
+  result = {"step_s": median_time(step, args.repeats, ready=torch_sync), "torch_device": str(device),
+            "torch_threads": torch.get_num_threads()}
+  if args.roofline:
+    m, k, n = _product_shape(args, policy.config.hidden_size, policy.config.intermediate_size)
+    a, w = (torch.randn(shape, dtype=dtype, device=device) for shape in ((m, k), (k, n)))
+    result["product_s"] = median_time(lambda: a @ w, 5 * args.repeats, ready=torch_sync)
+  print_result(result)
+
+
+def _product_shape(args: argparse.Namespace, hidden: int, intermediate: int) -> tuple[int, int, int]:
+  """--roofline's product: the MLP's up-projection over the batch, [B*T, d] x [d, f]."""
+  return args.batch * args.seq_len, hidden, intermediate
 
 
 def _run_torch(args: argparse.Namespace, checkpoint: str) -> dict | None:
   return run_worker(__file__, ["--hf-checkpoint", checkpoint, "--batch", str(args.batch), "--seq-len",
-                               str(args.seq_len), "--repeats", str(args.repeats), "--dtype", args.dtype],
+                               str(args.seq_len), "--repeats", str(args.repeats), "--dtype", args.dtype,
+                               *(["--roofline"] if args.roofline else [])],
                     args.torch_python, "PyTorch")
 
 
@@ -87,6 +103,8 @@ def main() -> None:
                       help="parameters and activations, both sides (AdamW state follows)")
   parser.add_argument("--logits-chunk", type=int, default=256)
   parser.add_argument("--compare-transformers", action="store_true")
+  parser.add_argument("--roofline", action="store_true",
+                      help="also time the step's MLP product on each side and print FLOP rates")
   parser.add_argument("--torch-python", default="", help=TORCH_PYTHON_HELP)
   parser.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -180,7 +198,32 @@ def main() -> None:
     print(f"pytorch/transformers ({torch_side(torch_all[0])}): {torch_s:.3f} s/update median, "
           f"{tokens / torch_s:,.0f} tokens/s")
     print_rounds("pytorch", ours_all, [r["step_s"] for r in torch_all])
+  if args.roofline:
+    _print_roofline(args, policy.config, ours_s, torch_all if args.compare_transformers else [])
   tmp.cleanup()
+
+
+def _print_roofline(args: argparse.Namespace, config, ours_s: float, torch_all: list[dict]) -> None:
+  """Each side's step FLOP rate against the rate its own MLP product reaches on this machine."""
+  import jax
+  import jax.numpy as jnp
+
+  m, k, n = _product_shape(args, config.hidden_size, config.intermediate_size)
+  a, w = jnp.ones((m, k), args.dtype), jnp.ones((k, n), args.dtype)
+  product = jax.jit(jnp.dot)
+  product_s = median_time(lambda: product(a, w), 5 * args.repeats, ready=jax.block_until_ready)
+  tokens = args.batch * args.seq_len
+  context = (args.seq_len + 1) / 2  # causal: the average token attends over half the sequence
+  per_token = config.forward_flops_per_token(context) + (
+      config.forward_flops_per_token(context, unembed=False) if args.value_head == "separate" else 0)
+  step_flops = 3 * per_token * tokens
+  sides = [("ours", ours_s, product_s)]
+  if torch_all and "product_s" in torch_all[0]:
+    sides.append(("pytorch", statistics.median(r["step_s"] for r in torch_all),
+                  statistics.median(r["product_s"] for r in torch_all)))
+  models = "policy + critic" if args.value_head == "separate" else "policy"
+  print_roofline("step", step_flops, f"[{m}x{k}]x[{k}x{n}] {args.dtype}", 2.0 * m * k * n, sides, 1.5,
+                 counted=f"{models}, forward and backward, causal attention")
 
 
 if __name__ == "__main__":

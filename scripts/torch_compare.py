@@ -141,3 +141,21 @@ def run_worker(script: str, worker_args: Sequence[str], torch_python: str, label
       return json.loads(line[len(RESULT_PREFIX):])
   print(f"{label} comparison failed:\n" + proc.stdout[-2000:] + proc.stderr[-4000:])
   return None
+
+
+def print_roofline(work: str, flops: float, product: str, product_flops: float,
+                   sides: Sequence[tuple[str, float, float]], target: float, counted: str = "") -> None:
+  """Each side's FLOP rate over the whole timed call against the rate of one product of the
+  call's most common shape on the same side, timed alone; then what `target` times the second
+  side's speed needs. `sides`: (label, call seconds, product seconds), ours first; `counted`: what
+  the FLOPs cover."""
+  print(f"roofline: {flops / 1e9:.1f} GFLOP per {work}{f' ({counted})' if counted else ''}; product {product}")
+  for label, call_s, product_s in sides:
+    rate, product_rate = flops / call_s, product_flops / product_s
+    print(f"  {label}: {rate / 1e9:.1f} GFLOP/s = {100 * rate / product_rate:.0f}% of its product's "
+          f"{product_rate / 1e9:.1f} GFLOP/s")
+  if len(sides) == 2:
+    best_rate = max(product_flops / product_s for _, _, product_s in sides)
+    need = target * flops / sides[1][1]
+    print(f"  {target:g}x {sides[1][0]} needs {need / 1e9:.1f} GFLOP/s over the whole {work}: "
+          f"{100 * need / best_rate:.0f}% of the faster side's product rate")

@@ -193,6 +193,24 @@ def test_full_size_shapes_without_allocating():
   assert n == config.num_params() and 7.0e9 < n < 7.9e9  # Qwen2.5-7B
 
 
+def test_forward_flops_per_token_matches_xla_count():
+  """The benchmarks' model FLOPs against XLA's own count of a forward pass: einsum attention
+  computes every query against all T keys (the mask applied after), so context = T."""
+  config = tiny_config("test", attention="einsum")
+  model = init_model(config, seed=0)
+  batch, length = 2, 64
+  ids = jnp.zeros((batch, length), jnp.int32)
+  graphdef, state = nnx.split(model)
+  compiled = jax.jit(forward, static_argnums=0).lower(graphdef, state, ids).compile()
+  cost = compiled.cost_analysis()
+  xla_flops = (cost[0] if isinstance(cost, (list, tuple)) else cost)["flops"]
+  ours = batch * length * config.forward_flops_per_token(length)
+  # XLA also counts norms, softmax and elementwise work, which the model count leaves out.
+  assert ours <= xla_flops <= 1.15 * ours, (ours, xla_flops)
+  without_unembedding = batch * length * config.forward_flops_per_token(length, unembed=False)
+  assert ours - without_unembedding == 2 * batch * length * config.hidden_size * config.vocab_size
+
+
 @pytest.mark.parametrize("bad, match", [
     (dict(num_heads=4, num_kv_heads=3), "multiple of num_kv_heads"),
     (dict(value_head="both"), "value_head must be one of"),

@@ -109,6 +109,19 @@ class ModelConfig:
     embed = self.vocab_size * d * (1 if self.tie_word_embeddings else 2)
     return self.num_layers * per_layer + embed + d
 
+  def forward_flops_per_token(self, context: float, *, unembed: bool = True) -> float:
+    """Matmul FLOPs (2 per multiply-add) of one token's forward pass: the layers' projections,
+    attention scores and mix over `context` cached positions, and with `unembed` the product
+    with the vocabulary. Norms, softmax and elementwise work are not counted. For a causal
+    sequence of length T the average token attends over (T + 1) / 2 positions; PaLM's model
+    FLOPs (appendix B) count all T. A training step is 3x this (two backward products per
+    forward product)."""
+    d, f, h, kv, dh = (self.hidden_size, self.intermediate_size, self.num_heads,
+                       self.num_kv_heads, self.dim_per_head)
+    projections = d * h * dh * 2 + d * kv * dh * 2 + 3 * d * f
+    attention = 2 * h * dh * context
+    return 2.0 * (self.num_layers * (projections + attention) + unembed * d * self.vocab_size)
+
 
 PRESETS = {
     # The default experiment's model: ~4M parameters with the 4096-token tiny tokenizer.
