@@ -17,6 +17,8 @@ import json
 import os
 import pathlib
 import secrets
+import shutil
+import tempfile
 import time
 from typing import Any, Sequence
 
@@ -165,7 +167,6 @@ def place_replay(tree_dir: str, replay: Replay, hidden_tests_dir: str, hidden_te
   """Writes `replay` into a tree with the pristine test surface (a graded tree, the reference):
   the hidden-test destination replaced by the hidden folder (as grading does), every other
   root a copy of it, then the replay's rewritten files."""
-  import shutil  # pylint: disable=import-outside-toplevel
   dest = api.check_relative(hidden_tests_dest)
   if dest != ".":  # the trees the oracle runs have the pristine test surface already
     shutil.rmtree(_inside(tree_dir, dest), ignore_errors=True)
@@ -184,8 +185,25 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
               import_roots: Sequence[str] = (".",), timeout_s: float = 30.0,
               call_timeout_s: float = 2.0, replay: Replay | None = None) -> CallResults:
   """Runs `calls` against the tree at `tree_dir` (a staging copy the caller owns; the harness
-  and the calls are written into it) in one fresh session; with `replay` (already placed in
-  the tree by `place_replay`), the replayed tests' results too, keyed "replay::<node id>"."""
+  and the calls are written into it) in a fresh session; with `replay` (already placed in the
+  tree by `place_replay`), the replayed tests' results too, keyed "replay::<node id>".
+
+  Calls and a replay run in two sessions, one after the other: the calls in a process that
+  never imports pytest, as a plain program's would not (code right only inside a test runner,
+  told by `"pytest" in sys.modules`, the number of modules loaded or the heap's size, is then
+  asked the held-out inputs outside one), and the replay in a process where no module the
+  calls imported ran before pytest, on the tree as it was before (the calls run in a copy, so
+  a file their code writes, a pytest.ini say, is not there). `timeout_s` applies to each."""
+  if calls and replay is not None:
+    options = dict(config=config, import_roots=import_roots, timeout_s=timeout_s, call_timeout_s=call_timeout_s)
+    scratch = tempfile.mkdtemp(prefix="rlcoder-oracle-calls-")
+    try:
+      calls_tree = os.path.join(scratch, "tree")
+      shutil.copytree(tree_dir, calls_tree, symlinks=True)
+      first = run_calls(calls_tree, calls, **options)
+    finally:
+      shutil.rmtree(scratch, ignore_errors=True)
+    return _merged(first, run_calls(tree_dir, [], replay=replay, **options))
   from sandbox.grading import pytest_options, read_verdict_stream  # pylint: disable=import-outside-toplevel
   config = config or SandboxConfig()
   start = time.monotonic()
@@ -232,3 +250,11 @@ def run_calls(tree_dir: str, calls: Sequence[Call], *, config: SandboxConfig | N
   out.complete = stream.ended and not stream.forged
   out.duration_s = time.monotonic() - start
   return out
+
+
+def _merged(first: CallResults, second: CallResults) -> CallResults:
+  """Two runs' results as one run's: complete when both are."""
+  return CallResults(results={**first.results, **second.results}, complete=first.complete and second.complete,
+                     problems=first.problems + second.problems, timed_out=first.timed_out or second.timed_out,
+                     duration_s=first.duration_s + second.duration_s,
+                     log=(first.log[-1000:] + "\n" + second.log[-1000:]).strip())
