@@ -82,6 +82,7 @@ def _take_channel():
 _emit = _take_channel()
 _type, _repr, _sorted, _len, _dumps = type, repr, sorted, len, json.dumps
 _int, _float, _str, _bool, _bytes = int, float, str, bool, bytes
+_isinstance, _str_of = isinstance, str.__str__  # str's own method: a subclass's characters as a str
 _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
 # The standard library's value types, and the methods that spell their values, taken before any
 # code of the tree can replace them (a conftest that swaps decimal.Decimal for a subclass, a
@@ -145,9 +146,12 @@ def _rss_mb():
     return 0.0
 
 
-def encode(x, depth=0):
+def encode(x, depth=0, text_types=False):
   """A JSON value that names x's exact type and holds only builtin values (an unhashable
-  stand-in of the replay counts as the type it stands in for)."""
+  stand-in of the replay counts as the type it stands in for). With `text_types` (a held-out
+  call's result), an instance of a subclass of str (a template engine's Markup) is its class's
+  module and qualified name and its characters, read with str's own method (what the subclass's
+  methods say of it is not asked); otherwise it is opaque, as any other object."""
   t = _type(x)
   t = _UNHASHABLE_BASE.get(t, t)
   if depth > MAX_DEPTH:
@@ -176,12 +180,15 @@ def encode(x, depth=0):
     return ["complex", _repr(x)]
   if t is _list or t is _tuple:
     items = _list(x[:MAX_ITEMS]) if _len(x) > MAX_ITEMS else x
-    return [t.__name__, [encode(v, depth + 1) for v in items], _len(x)]
+    return [t.__name__, [encode(v, depth + 1, text_types) for v in items], _len(x)]
   if t is _set or t is _frozenset:
-    return [t.__name__, _sorted(_dumps(encode(v, depth + 1), sort_keys=True) for v in x)]
+    return [t.__name__, _sorted(_dumps(encode(v, depth + 1, text_types), sort_keys=True) for v in x)]
   if t is _dict:
-    pairs = [[_dumps(encode(k, depth + 1), sort_keys=True), encode(v, depth + 1)] for k, v in x.items()]
+    pairs = [[_dumps(encode(k, depth + 1, text_types), sort_keys=True), encode(v, depth + 1, text_types)]
+             for k, v in x.items()]
     return ["dict", _sorted(pairs, key=lambda p: p[0])]
+  if text_types and _isinstance(x, _str):
+    return ["text", f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', '?')}", _str_of(x)]
   return ["opaque", getattr(t, "__qualname__", "?")]
 
 
@@ -576,7 +583,7 @@ def main(argv):
       try:
         function = getattr(module, call["function"])
         args, kwargs = ast.literal_eval(call["args"]), ast.literal_eval(call.get("kwargs") or "{}")
-        record["r"] = encode_result(function(*args, **kwargs))
+        record["r"] = encode_result(function(*args, **kwargs), text_types=True)
       finally:
         setitimer(timer, 0)
     except _CallTimeout:
