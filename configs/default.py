@@ -15,10 +15,10 @@ Run (set-up included):
 
   bash scripts/setup.sh && .venv/bin/python train.py --config configs/default.py --workdir runs/default
 
-Expected result, seed 0 on a 2-core CPU: 8-10 minutes the first time (on 2026-12-06 10 min 2 s
-on an AMD EPYC Zen 3, 8 min 46 s on an Intel Xeon before task verification got faster), 6.5-8
-minutes once the compiled programs are in the persistent cache (trainer.compilation_cache_dir),
-peak memory 1.8-2.5 GiB. SFT action-token NLL 0.51 -> 0.087; training success rate 0.38 over the
+Expected result, seed 0 on a 2-core CPU: 5-11 minutes in the trainer with the compiled programs
+in the persistent cache (trainer.compilation_cache_dir), 6-11 minutes the first time, by CPU
+(an Intel Xeon with AVX-512 fastest, a first-generation Zen EPYC slowest: 10-11 minutes warm;
+README.md has the table), peak memory 1.8-2.6 GiB. SFT action-token NLL 0.51 -> 0.087; training success rate 0.38 over the
 first two iterations -> 0.66-0.73 over the last two; pass@1 on the 25 training tasks (one sample
 at T = 0.7) 0.40 before RL -> 0.56-0.76 after; held-out pass@1 (48 tasks, greedy) 0.250 for the base, 0.188 after SFT, 0.188-0.229 after RL.
 The ranges are runs of the same seed on machines under different load: a command killed at its
