@@ -16,7 +16,7 @@ Run (set-up included):
   bash scripts/setup.sh && .venv/bin/python train.py --config configs/default.py --workdir runs/default
 
 Expected result, seed 0 on a 2-core CPU: 5-11 minutes in the trainer with the compiled programs
-in the persistent cache (trainer.compilation_cache_dir), 6-11 minutes the first time, by CPU
+in the persistent cache (trainer.compilation_cache_dir), 6-15 minutes the first time, by CPU
 (an Intel Xeon with AVX-512 fastest, a first-generation Zen EPYC slowest: 10-11 minutes warm;
 README.md has the table), peak memory 1.8-2.6 GiB. SFT action-token NLL 0.51 -> 0.087; training success rate 0.38 over the
 first two iterations -> 0.66-0.73 over the last two; pass@1 on the 25 training tasks (one sample
