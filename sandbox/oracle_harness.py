@@ -82,7 +82,7 @@ def _take_channel():
 _emit = _take_channel()
 _type, _repr, _sorted, _len, _dumps = type, repr, sorted, len, json.dumps
 _int, _float, _str, _bool, _bytes = int, float, str, bool, bytes
-_isinstance, _str_of = isinstance, str.__str__  # str's own method: a subclass's characters as a str
+_issubclass, _str_of = issubclass, str.__str__  # str's own method: a subclass's characters as a str
 _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
 # The standard library's value types, and the methods that spell their values, taken before any
 # code of the tree can replace them (a conftest that swaps decimal.Decimal for a subclass, a
@@ -187,7 +187,7 @@ def encode(x, depth=0, text_types=False):
     pairs = [[_dumps(encode(k, depth + 1, text_types), sort_keys=True), encode(v, depth + 1, text_types)]
              for k, v in x.items()]
     return ["dict", _sorted(pairs, key=lambda p: p[0])]
-  if text_types and _isinstance(x, _str):
+  if text_types and _issubclass(t, _str):  # the object's own type, not its __class__
     return ["text", f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', '?')}", _str_of(x)]
   return ["opaque", getattr(t, "__qualname__", "?")]
 
