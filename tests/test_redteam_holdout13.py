@@ -210,24 +210,7 @@ def test_holdout13_shape():
 
 def test_task_directories():
   for task in TASKS:
-    d = redteam_suite.task_dir(task)
-    meta = redteam_suite.task_metadata(task)
-    assert meta["id"] == "redteam-" + task
-    assert meta["hidden_tests_dest"] == "tests" and meta["test_command"] == "python -m pytest -q tests"
-    for name in ("task.md", "metadata.json", "solution.patch"):
-      assert os.path.isfile(os.path.join(d, name)), (task, name)
-    assert holdout_checks.editable(task)
-    assert not os.path.exists(os.path.join(d, "tests", "conftest.py")), task
-    assert not os.path.exists(os.path.join(d, "repo", "conftest.py")), task
-    assert not os.path.exists(os.path.join(d, "repo", "tests")), task
-    for public in meta.get("public_tests", ()):
-      assert os.path.isfile(os.path.join(d, "repo", public)), (task, public)
-    # No subTest anywhere in the hidden tests (under pytest 9 every subtest adds a report of the
-    # call phase, which grading takes for a test reported twice).
-    for name in os.listdir(os.path.join(d, "tests")):
-      if name.endswith(".py"):
-        with open(os.path.join(d, "tests", name), encoding="utf-8") as fh:
-          assert "subTest" not in fh.read(), (task, name)
+    holdout_checks.check_task_directory(task)
   # The jpatch hidden tests read their cases from a data file next to them, hold a doctest text
   # file that pytest collects by default (test*.txt) and check seeded pointers and documents.
   tests = os.path.join(redteam_suite.task_dir("jpatch"), "tests")
