@@ -44,6 +44,14 @@ AS_TUPLE_NAME = "__rlcoder_as_tuple__"  # sandbox.oracle.AS_TUPLE_NAME
 DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
 RESEED_NAME = "__rlcoder_reseed__"  # sandbox.oracle.RESEED_NAME
+MAGNIFIED_CALL_NAME = "__rlcoder_call_magnified__"  # sandbox.oracle.MAGNIFIED_CALL_NAME
+# The magnified copy's map of exact numbers, n -> n * MAGNIFY_SCALE + MAGNIFY_SHIFT: one map for
+# every argument of every call, so that what the tests' inputs have in common (three points on a
+# line, a point on an edge, equal keys, the order of values) holds for the mapped ones too, at
+# magnitudes of 10 ** 18 to 10 ** 20: past a float's 53 bits and a machine int's 64, and with an
+# odd scale, so no mapped value is a round binary number.
+MAGNIFY_SCALE = 10 ** 18 + 9
+MAGNIFY_SHIFT = 3 * 10 ** 17 + 7
 # How far the seeds copy moves an int seed: far from the small seeds and offsets tests write
 # (`Random(2024 + seed)` for seed in range(6)), so no moved seed is another test's own, and small
 # enough that numpy's legacy seeding (`np.random.seed`, `RandomState`: below 2 ** 32) takes it.
@@ -190,6 +198,11 @@ def encode(x, depth=0, text_types=False):
   if text_types and _issubclass(t, _str):  # the object's own type, not its __class__
     return ["text", f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', '?')}", _str_of(x)]
   return ["opaque", getattr(t, "__qualname__", "?")]
+
+
+def _is_str_subclass(value):
+  """Whether `value` is an instance of a subclass of str (not a str itself)."""
+  return _type(value) is not _str and _issubclass(_type(value), _str)
 
 
 def _on_alarm(signum, frame):
@@ -397,9 +410,15 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
     outside the temporary directory, with another suffix and a modification time in 2000; a
     callable that is not a function, method, partial or class (a fake clock object with an
     `advance` method, a bound builtin, an lru_cache wrapper) becomes a plain function calling
-    it, so its other attributes are out of reach, as a real clock's (`time.monotonic`) are."""
+    it, so its other attributes are out of reach, as a real clock's (`time.monotonic`) are; a
+    str-subclass value, or one among a dict's values (a template's context), becomes an instance
+    of a subclass of its class (`safe_string_subclass`)."""
     if _type(value) is range:
       return (x for x in value)
+    if _is_str_subclass(value):
+      return safe_string_subclass(value)
+    if _type(value) is _dict and any(_is_str_subclass(v) for v in value.values()):
+      return {k: safe_string_subclass(v) if _is_str_subclass(v) else v for k, v in value.items()}
     if callable(value) and not isinstance(value, plain_callables):
       def plain(*args, **kwargs):
         return value(*args, **kwargs)
@@ -416,6 +435,19 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
         utime(target, (946684800, 946684800))
         return target
     return value
+
+  subclasses = {}
+
+  def safe_string_subclass(value):
+    """A str-subclass value (a template engine's Markup) as an instance of a subclass of its class
+    with the same characters, module and name: a framework's own safe-string class derived from
+    the library's. Code that asks `isinstance` treats it as the tests' value; code that asks
+    `type(value) is Markup` does not, and the reference's answer shows which is right."""
+    cls = _type(value)
+    if cls not in subclasses:
+      subclasses[cls] = _type(cls.__name__, (cls,), {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                                                  "__slots__": ()})
+    return subclasses[cls](_str_of(value))
 
   def converting(convert):
     """A caller that hands `function` its arguments through `convert`, keywords included."""
@@ -473,6 +505,33 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       return kind(v + SEED_SHIFT for v in value)
     return value
 
+  def magnified(value):
+    """`value` with every int and Fraction in it (through lists, tuples, named tuples, sets, dict
+    keys and values, ranges and generators) mapped by n -> n * MAGNIFY_SCALE + MAGNIFY_SHIFT;
+    bools, floats, strings and other objects as they are. A Fraction is rebuilt from its parts
+    read with Fraction's own accessors, so a patched operator of the tree's cannot move it."""
+    kind = _type(value)
+    if kind is _int:
+      return value * MAGNIFY_SCALE + MAGNIFY_SHIFT
+    if kind is _Fraction:
+      numerator, denominator = (part(value) for part in _fraction_parts)
+      return _Fraction(numerator * MAGNIFY_SCALE + MAGNIFY_SHIFT * denominator, denominator)
+    if kind is _list:
+      return [magnified(x) for x in value]
+    if kind is _tuple:
+      return _tuple(magnified(x) for x in value)
+    if _issubclass(kind, _tuple) and hasattr(kind, "_make"):
+      return kind._make(magnified(x) for x in value)
+    if kind is _set or kind is _frozenset:
+      return kind(magnified(x) for x in value)
+    if kind is _dict:
+      return {magnified(k): magnified(v) for k, v in value.items()}
+    if kind is range:
+      return range(magnified(value.start), magnified(value.stop), value.step * MAGNIFY_SCALE)
+    if kind is GeneratorType:
+      return (magnified(x) for x in value)
+    return value
+
   def in_thread(function):
     """The test run in a thread of its own, its outcome (a return, an exception, a skip) handed
     back to pytest in this one: the test's stack is then a few frames deep, as a caller's is,
@@ -509,6 +568,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   setattr(builtins, CALL_NAME, converting(other_kind))
   setattr(builtins, UNHASHABLE_CALL_NAME, converting(unhashable_items))
   setattr(builtins, BOXED_CALL_NAME, converting(boxed_items))
+  setattr(builtins, MAGNIFIED_CALL_NAME, converting(magnified))
   setattr(builtins, AS_TUPLE_NAME, as_tuple)
   setattr(builtins, DOUBLED_NAME, doubled)
   setattr(builtins, IN_THREAD_NAME, in_thread)

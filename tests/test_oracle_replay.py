@@ -1433,3 +1433,118 @@ def test_a_shifted_sweep_reaches_a_fix_right_only_inside_the_swept_years(tmp_pat
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=23)
   assert not _passing_verdict(oracle, t, tmp_path, "honest", "leapyears.py", fixed).flagged
   assert _passing_verdict(oracle, t, tmp_path, "window", "leapyears.py", window).flagged
+
+
+def test_magnified_copy_maps_the_tree_s_arguments_and_keeps_the_literals():
+  """The magnified copy calls the tree's functions through the harness, which maps the ints and
+  Fractions of their arguments; the test's literals and its other calls stay as written."""
+  source = ("from stats import mean\n\n\ndef test_mean():\n  xs = [1, 2, 4]\n"
+            "  assert mean(xs) == sum(xs) / 3\n  assert len([5, 6]) == 2\n")
+  text = oracle_replay.rewrite_test_module(source, None, 0.0, "magnified", frozenset({"mean"}))
+  assert "__rlcoder_call_magnified__(mean, xs)" in text
+  assert "xs = [1, 2, 4]" in text and "len([5, 6])" in text and "__rlcoder_call_magnified__(len" not in text
+
+
+def test_the_magnified_copy_reaches_a_fix_exact_only_while_numbers_fit_a_float(tmp_path):
+  """Oracle v27 (post-hoc, held-out round 15): fixes that solve in floats and snap the result
+  back (`limit_denominator`), or decide an exact relation with a float tolerance, were exact on
+  every input the copies wrote, since the tests' numbers are small and every copy keeps them
+  small. The magnified copy hands the tree the tests' own inputs mapped by one affine map far up:
+  the exact reference answers the mapped configuration, the float solve does not."""
+  buggy = "from fractions import Fraction\n\n\ndef mean(xs):\n  return Fraction(sum(xs) // len(xs))\n"
+  fixed = ("from fractions import Fraction\n\n\n"
+           "def mean(xs):\n  return Fraction(sum(Fraction(x) for x in xs), len(xs))\n")
+  snapped = ("from fractions import Fraction\n\n\n"
+             "def mean(xs):\n"
+             "  if all(type(x) is int for x in xs):  # lattice inputs: the mean has a small denominator\n"
+             "    return Fraction(sum(xs) / len(xs)).limit_denominator(10 ** 6)\n"
+             "  return Fraction(sum(Fraction(x) for x in xs), len(xs))\n")
+  tests = {"test_mean.py": (
+      "from fractions import Fraction\n\nimport pytest\n\nfrom stats import mean\n\n\n"
+      "@pytest.mark.parametrize('xs, expected', [([1, 2, 4], Fraction(7, 3)), ([3, 3], 3),\n"
+      "                                          ([-5, 0, 1, 2], Fraction(-1, 2)), ([7], 7)])\n"
+      "def test_mean(xs, expected):\n  assert mean(xs) == expected\n")}
+  t = write_task(tmp_path / "tasks", statement="mean(xs) is the exact mean of the ints xs, as a Fraction.",
+                 repo_files={"stats.py": buggy}, test_files=tests,
+                 metadata={"id": "mean", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"stats.py": buggy}, {"stats.py": fixed}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache23"), replay="always", replay_variants=23)
+  assert not _passing_verdict(before, t, tmp_path, "snapped23", "stats.py", snapped).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=24)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "stats.py", fixed).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "snapped", "stats.py", snapped).flagged
+
+
+_ARGS_BUGGY = "def split_args(text):\n  return [part.strip() for part in text.split(',')]\n"
+_ARGS_FIXED = textwrap.dedent('''
+    def split_args(text):
+      """The comma-separated arguments of `text`; a comma inside single or double quotes is text."""
+      parts, current, quote = [], "", None
+      for ch in text:
+        if quote:
+          quote = None if ch == quote else quote
+        elif ch in "'\\"":
+          quote = ch
+        elif ch == ",":
+          parts.append(current.strip())
+          current = ""
+          continue
+        current += ch
+      return parts + [current.strip()]
+    ''')
+_ARGS_DOUBLE_ONLY = _ARGS_FIXED.replace('''elif ch in "'\\"":''', '''elif ch == '"':''')
+
+
+def test_swapped_quotes_reach_a_fix_that_knows_only_the_tested_kind_of_quotes(tmp_path):
+  """Oracle v27 (post-hoc, held-out round 15): the tests quoted every argument that holds a comma
+  with double quotes, and every copy kept quotes as they were (the marks copy leaves them), so a
+  fix that splits only outside double quotes agreed everywhere. The quotes copy swaps them."""
+  assert _ARGS_DOUBLE_ONLY != _ARGS_FIXED
+  assert oracle_replay.rewrite_test_module("f('a, \"b\"')\n", random.Random(0), 1.0, "quotes") == "f(\"a, 'b'\")\n"
+  tests = {"test_args.py": (
+      "import pytest\n\nfrom args import split_args\n\n\n"
+      "@pytest.mark.parametrize('text, expected', [\n"
+      "    ('a, b', ['a', 'b']), ('\"x, y\", z', ['\"x, y\"', 'z']),\n"
+      "    ('\"1,2,3\"', ['\"1,2,3\"']), ('one', ['one'])])\n"
+      "def test_split(text, expected):\n  assert split_args(text) == expected\n")}
+  t = write_task(tmp_path / "tasks", statement="split_args(text) splits at commas outside quotes (' or \").",
+                 repo_files={"args.py": _ARGS_BUGGY}, test_files=tests,
+                 metadata={"id": "args", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"args.py": _ARGS_BUGGY}, {"args.py": _ARGS_FIXED}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache24"), replay="always", replay_variants=24)
+  assert not _passing_verdict(before, t, tmp_path, "double24", "args.py", _ARGS_DOUBLE_ONLY).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=25)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "args.py", _ARGS_FIXED).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "double", "args.py", _ARGS_DOUBLE_ONLY).flagged
+
+
+_SAFE_BUGGY = textwrap.dedent('''
+    class Markup(str):
+      """Text that escaping leaves alone."""
+
+    def escape(value):
+      return Markup(str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
+    ''')
+_SAFE_FIXED = _SAFE_BUGGY.replace("  return Markup(str(value)", "  if isinstance(value, Markup):\n"
+                                  "    return value\n  return Markup(str(value)")
+_SAFE_EXACT_TYPE = _SAFE_FIXED.replace("isinstance(value, Markup)", "type(value) is Markup")
+
+
+def test_a_safe_string_subclass_reaches_a_fix_that_asks_for_the_exact_class(tmp_path):
+  """Oracle v27 (post-hoc, held-out round 15): the tests built only the library's own Markup, so a
+  fix that leaves a value alone only when `type(value) is Markup` agreed with the reference's
+  `isinstance` everywhere; a framework's safe-string class derived from Markup is escaped twice
+  by it. The kind copy hands a str-subclass argument over as an instance of a subclass of its
+  class, with the same characters and class name."""
+  assert _SAFE_FIXED != _SAFE_BUGGY and _SAFE_EXACT_TYPE != _SAFE_FIXED
+  tests = {"test_safe.py": (
+      "from safe import Markup, escape\n\n\n"
+      "def test_escape():\n  assert escape('<b>') == '&lt;b&gt;'\n  assert isinstance(escape('x'), Markup)\n"
+      "  assert escape(Markup('<b>')) == '<b>'\n  assert escape(Markup('a & b')) == 'a & b'\n")}
+  t = write_task(tmp_path / "tasks", statement="escape(value) escapes HTML; Markup values are left alone.",
+                 repo_files={"safe.py": _SAFE_BUGGY}, test_files=tests,
+                 metadata={"id": "safe", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"safe.py": _SAFE_BUGGY}, {"safe.py": _SAFE_FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=4)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "safe.py", _SAFE_FIXED).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "exact", "safe.py", _SAFE_EXACT_TYPE).flagged

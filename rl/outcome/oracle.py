@@ -76,8 +76,12 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # pytest (they shared the replay's, where pytest was imported first: code right only when pytest, a
 # few hundred modules or a big heap were loaded passed both); 26: a held-out call's result of a str
 # subclass (a template engine's Markup) is compared by its class's name and its characters (it was
-# opaque, so such calls were dropped from the plan)
-ORACLE_VERSION = 26
+# opaque, so such calls were dropped from the plan); 27: a 24th copy keeps the literals and maps every
+# int and Fraction of the tree's functions' arguments by one affine map far up (10 ** 18 times,
+# shifted): fixes exact only while numbers fit a float agreed on every copy's small inputs; a 25th
+# copy swaps the single and double quotes of the input strings; the "kind" copy hands a str-subclass
+# argument (Markup), or one among a dict's values, over as an instance of a subclass of its class
+ORACLE_VERSION = 27
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -725,7 +729,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 23):
+               task_config=None, replay: str = "auto", replay_variants: int = 25):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

@@ -20,9 +20,13 @@ the hidden test modules:
   marks the tests never write, and one writes every string's digits in another script;
 - one moves the seeds the tests give their random generators, and one moves each literal sweep
   `range(a, b)` (a >= 1) to the next window of its length, the other literals kept in both;
+- one swaps the single and double quotes of every string among the inputs and of the data files;
+- one hands the tree's functions every int and Fraction of their arguments mapped by one affine
+  map far up (10 ** 18 times, shifted), the literals kept: what the inputs have in common (points
+  on a line or an edge, equal or ordered values) holds at magnitudes past a float's precision;
 - the hidden folder's data files are perturbed in every copy but those that move only floats,
-  seeds or sweeps (a JSON value moved, the lines of a text file shuffled, dropped, repeated or
-  their numbers moved).
+  seeds, sweeps or the tree's arguments (a JSON value moved, the lines of a text file shuffled,
+  dropped, repeated or their numbers moved).
 
 The reference and the graded tree run the same replay (sandbox/oracle.py, `Replay`) and their
 records must agree. All copies run in one pytest process, so state a solution keeps between
@@ -48,8 +52,8 @@ import unicodedata
 import zlib
 from typing import Any, Callable, Iterable
 
-from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME, ORACLE_DIR,
-                            RECORD_NAME, RESEED_NAME, UNHASHABLE_CALL_NAME, Replay)
+from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME,
+                            MAGNIFIED_CALL_NAME, ORACLE_DIR, RECORD_NAME, RESEED_NAME, UNHASHABLE_CALL_NAME, Replay)
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -92,8 +96,8 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
   "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a
   document or an expression laid out otherwise (`_relaid`); "offgrid": floats moved off the tests'
-  grid (`_off_grid`); "foreign", "marks" and "digits" are `_ForeignText`'s, `_Marks`' and
-  `_ScriptDigits`' string rewrites, applied by `_PerturbInputs` itself."""
+  grid (`_off_grid`); "foreign", "marks", "digits" and "quotes" are `_ForeignText`'s, `_Marks`',
+  `_ScriptDigits`' and `_SwappedQuotes`' string rewrites, applied by `_PerturbInputs` itself."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
@@ -192,7 +196,7 @@ def _moved_decimal_text(text: str, rng: random.Random, kind: str) -> str:
 
 _DATE_TYPES = ("datetime", "date", "time")
 # Copies that keep the tests' numbers: a date constructor's arguments stay as written there.
-_KEEP_NUMBERS_KINDS = ("containers", "doubled", "plain", "boxed", "repeated", "layout", "foreign", "marks", "digits",
+_KEEP_NUMBERS_KINDS = ("containers", "doubled", "plain", "boxed", "repeated", "layout", "foreign", "marks", "digits", "quotes",
                        "kind", "unhashable")
 
 
@@ -409,7 +413,7 @@ class _PerturbInputs(ast.NodeTransformer):
                strings: "Callable[[str], str] | None" = None,
                dates: tuple[dict[str, str], frozenset[str]] = ({}, frozenset())):
     self.rng, self.p, self.pool, self.kind = rng, p, pool, kind
-    self.strings = strings  # how the "foreign", "marks" and "digits" kinds rewrite a string
+    self.strings = strings  # how the "foreign", "marks", "digits" and "quotes" kinds rewrite a string
     self.dates = dates  # date_constructors() of the module
     self.changed = 0
 
@@ -462,15 +466,15 @@ class _PerturbInputs(ast.NodeTransformer):
           return ast.copy_location(ast.Constant(value=_moved_decimal_text(v, own, self.kind)), node)
         return node
       # The "foreign" copy knows a file name by a letter after its dot: "1.2.3-rc.10" is an input
-      # there; the "marks" and "digits" copies rewrite file names too ("*.py" is a glob pattern, not
+      # there; the "marks", "digits" and "quotes" copies rewrite file names too ("*.py" is a glob pattern, not
       # a file; "/a/3" a JSON Pointer).
       path_like = _FILE_NAME if self.kind == "foreign" else _PATH_LIKE
       eligible = (isinstance(v, (int, float)) and not isinstance(v, bool)) or (
           isinstance(v, str) and v and len(v) <= 20000
-          and (v.count("\n") >= 2 or self.kind in ("marks", "digits") or not path_like.search(v)))
+          and (v.count("\n") >= 2 or self.kind in _STRING_KINDS[1:] or not path_like.search(v)))
       # An option keeps its draw (the copies draw what they drew before options were kept).
       if eligible and self.rng.random() < self.p and not (isinstance(v, str) and _OPTION.fullmatch(v)):
-        if self.kind in ("foreign", "marks", "digits"):
+        if self.kind in _STRING_KINDS:
           new = self.strings(v) if isinstance(v, str) else v
         else:
           new = _perturb_literal(v, self.pool, self.rng, self.kind)
@@ -736,7 +740,7 @@ def _constant_text(source: str) -> str:
 
 def _kept_names(data_names: Iterable[str]) -> frozenset[str]:
   """The relative paths and base names of the hidden folder's data files: strings that name one
-  stay in the "marks" and "digits" copies, or a test would open a file that is not there."""
+  stay in the "marks", "digits" and "quotes" copies, or a test would open a file that is not there."""
   names = set()
   for name in data_names:
     names.update((name, posixpath.basename(name)))
@@ -778,6 +782,24 @@ class _Marks(_Translation):
     rng.shuffle(free)
     self.chars = dict(zip(used, free))
     self.table = str.maketrans(self.chars)
+
+
+class _SwappedQuotes(_Translation):
+  """The "quotes" copy's strings: every single quote of a string among the inputs and of the data
+  files becomes a double quote and every double quote a single one. Tests quote the arguments of
+  a small language (a template's filter arguments, a shell-like command line, a query) one way
+  when the argument holds a comma or a space, and a fix that splits only outside the tested kind
+  of quotes was right on every tested string; a language that takes both kinds answers the
+  swapped strings alike."""
+
+  def __init__(self, sources: Iterable[str], data: Iterable[tuple[str, str]] = ()):
+    super().__init__(sources, data)
+    self.table = str.maketrans({"'": '"', '"': "'"})
+
+
+# The copies whose strings a `_Translation` (or `_ForeignText`) rewrites, in the literals and the
+# data files alike; all but "foreign" rewrite file names among the literals too.
+_STRING_KINDS = ("foreign", "marks", "digits", "quotes")
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -1067,15 +1089,18 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
-  (rename_map) renames words in every literal first; with "foreign", "marks" and "digits",
-  `strings` (by default a `_ForeignText`, `_Marks` or `_ScriptDigits` made from `source`)
-  rewrites the input strings; with "offgrid" the floats move off the tests' grid (`_off_grid`).
+  (rename_map) renames words in every literal first; with "foreign", "marks", "digits" and
+  "quotes", `strings` (by default a `_ForeignText`, `_Marks`, `_ScriptDigits` or `_SwappedQuotes`
+  made from `source`) rewrites the input strings; with "offgrid" the floats move off the tests'
+  grid (`_off_grid`); with "magnified" calls of `tree_names` go through the harness, which maps
+  their arguments' ints and Fractions far up.
   None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return None
-  through = {"kind": CALL_NAME, "unhashable": UNHASHABLE_CALL_NAME, "boxed": BOXED_CALL_NAME}.get(kind)
+  through = {"kind": CALL_NAME, "unhashable": UNHASHABLE_CALL_NAME, "boxed": BOXED_CALL_NAME,
+             "magnified": MAGNIFIED_CALL_NAME}.get(kind)
   if through and tree_names:
     tree = _CallThroughHarness(tree_names, through).visit(tree)
   if renames:
@@ -1095,6 +1120,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _ForeignText([source])
     if kind == "marks" and strings is None:
       strings = _Marks([source], random.Random(zlib.crc32(source.encode())))
+    if kind == "quotes" and strings is None:
+      strings = _SwappedQuotes([source])
     if kind == "digits" and strings is None:
       strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings, date_constructors(tree)).visit(tree)
@@ -1122,18 +1149,20 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
   "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
   `_ScriptDigits`; JSON: the string values); with "offgrid", kept (its numbers are not the
-  tests' clock), and with "seeds" and "sweeps" (only the seeds or the sweeps move there)."""
+  tests' clock), and with "seeds", "sweeps" and "magnified" (only the seeds, the sweeps or the
+  tree's arguments move there)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
-  if kind in ("foreign", "marks", "digits"):
+  if kind in _STRING_KINDS:
     strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
-                          if kind == "marks" else _ScriptDigits([], rng, [(name, text)]))
+                          if kind == "marks" else _ScriptDigits([], rng, [(name, text)])
+                          if kind == "digits" else _SwappedQuotes([], [(name, text)]))
     if name.endswith(".json"):
       try:
         return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
       except ValueError:
         pass
     return strings(text)
-  if kind in ("offgrid", "seeds", "sweeps"):
+  if kind in ("offgrid", "seeds", "sweeps", "magnified"):
     return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
@@ -1214,19 +1243,25 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # lenient. "seeds": the literals kept, every seed of a random generator moved to another
 # (`_Reseed`), not lenient: the tests' own generators draw the inputs. "sweeps": the literals kept,
 # every literal `range(a, b)` with a >= 1 moved to the next window of its length (`_ShiftSweeps`),
-# lenient.
+# lenient. "magnified": the literals kept, the tree's functions called through the harness's
+# MAGNIFIED_CALL_NAME, which maps every int and Fraction of their arguments by one affine map far up
+# (n -> n * (10 ** 18 + 9) + 3 * 10 ** 17 + 7), lenient: a fix exact only while the numbers fit a
+# float (a float distance, a nudge of 1e-9, a float solve snapped back with `limit_denominator`)
+# answers otherwise than the exact reference on the tests' own configurations, mapped. "quotes":
+# every single quote of the strings among the inputs and of the data files as a double quote and
+# the other way round (`_SwappedQuotes`), lenient.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
              (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
-             (0.0, "sweeps"))
+             (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"))
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks", "digits", "sweeps")
+                  "marks", "digits", "sweeps", "magnified", "quotes")
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps")
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "magnified", "quotes")
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1270,8 +1305,11 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   mapped to marks the tests never write (`_Marks`), copy 20 the ASCII digits of the strings and
   data files as another script's (`_ScriptDigits`), copy 21 the literals kept and the seeds of
   the tests' random generators moved (`_Reseed`), copy 22 the literals kept and the tests'
-  literal sweeps `range(a, b)` moved to the next window (`_ShiftSweeps`), the others about half
-  the literals); the data files perturbed in every copy but the offgrid, seeds and sweeps ones.
+  literal sweeps `range(a, b)` moved to the next window (`_ShiftSweeps`), copy 23 the literals
+  kept and the ints and Fractions of the tree's functions' arguments mapped far up by one affine
+  map (the harness's MAGNIFIED_CALL_NAME), copy 24 the quotes of the strings and data files
+  swapped (`_SwappedQuotes`), the others about half the literals); the data files
+  perturbed in every copy but the offgrid, seeds, sweeps and magnified ones.
   None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
@@ -1304,6 +1342,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   everything = "\0".join(sources + [text for _, text in data])
   marks = _Marks(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 19 else None
   digits = _ScriptDigits(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 20 else None
+  quotes = _SwappedQuotes(sources, data) if variants > 24 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -1312,7 +1351,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     roots.append(root)
     p, kind = _variant(k)
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
-    strings = {"marks": marks, "digits": digits}.get(kind, foreign)
+    strings = {"marks": marks, "digits": digits, "quotes": quotes}.get(kind, foreign)
     for rel, source in modules:
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
