@@ -59,6 +59,8 @@ CALL_NAME = "__rlcoder_call__"  # the builtin through which a replay copy calls 
 UNHASHABLE_CALL_NAME = "__rlcoder_call_unhashable__"  # the same, with the arguments' elements unhashable
 BOXED_CALL_NAME = "__rlcoder_call_boxed__"  # the same, with each of the arguments' elements in a one-item tuple
 MAGNIFIED_CALL_NAME = "__rlcoder_call_magnified__"  # the same, with the arguments' ints and Fractions mapped far up
+UNEVEN_CALL_NAME = "__rlcoder_call_uneven__"  # the same, mapped far up and nudged by a unit or two
+MINIFIED_CALL_NAME = "__rlcoder_call_minified__"  # the same, mapped far down (exact Fractions)
 TYPE_REFUSALS = ("TypeError", "AttributeError")  # what an operation refusing a container's type raises
 REPLAY_TEST_TIMEOUT_CALLS = 5  # a replayed test's time limit, in call time limits
 # How a replayed test can end short of its last statement without saying anything about the code:

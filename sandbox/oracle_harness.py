@@ -45,6 +45,8 @@ DOUBLED_NAME = "__rlcoder_doubled__"  # sandbox.oracle.DOUBLED_NAME
 IN_THREAD_NAME = "__rlcoder_in_thread__"  # sandbox.oracle.IN_THREAD_NAME
 RESEED_NAME = "__rlcoder_reseed__"  # sandbox.oracle.RESEED_NAME
 MAGNIFIED_CALL_NAME = "__rlcoder_call_magnified__"  # sandbox.oracle.MAGNIFIED_CALL_NAME
+UNEVEN_CALL_NAME = "__rlcoder_call_uneven__"  # sandbox.oracle.UNEVEN_CALL_NAME
+MINIFIED_CALL_NAME = "__rlcoder_call_minified__"  # sandbox.oracle.MINIFIED_CALL_NAME
 # The magnified copy's map of exact numbers, n -> n * MAGNIFY_SCALE + MAGNIFY_SHIFT: one map for
 # every argument of every call, so that what the tests' inputs have in common (three points on a
 # line, a point on an edge, equal keys, the order of values) holds for the mapped ones too, at
@@ -505,32 +507,45 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
       return kind(v + SEED_SHIFT for v in value)
     return value
 
-  def magnified(value):
-    """`value` with every int and Fraction in it (through lists, tuples, named tuples, sets, dict
-    keys and values, ranges and generators) mapped by n -> n * MAGNIFY_SCALE + MAGNIFY_SHIFT;
-    bools, floats, strings and other objects as they are. A Fraction is rebuilt from its parts
-    read with Fraction's own accessors, so a patched operator of the tree's cannot move it."""
-    kind = _type(value)
-    if kind is _int:
-      return value * MAGNIFY_SCALE + MAGNIFY_SHIFT
-    if kind is _Fraction:
-      numerator, denominator = (part(value) for part in _fraction_parts)
-      return _Fraction(numerator * MAGNIFY_SCALE + MAGNIFY_SHIFT * denominator, denominator)
-    if kind is _list:
-      return [magnified(x) for x in value]
-    if kind is _tuple:
-      return _tuple(magnified(x) for x in value)
-    if _issubclass(kind, _tuple) and hasattr(kind, "_make"):
-      return kind._make(magnified(x) for x in value)
-    if kind is _set or kind is _frozenset:
-      return kind(magnified(x) for x in value)
-    if kind is _dict:
-      return {magnified(k): magnified(v) for k, v in value.items()}
-    if kind is range:
-      return range(magnified(value.start), magnified(value.stop), value.step * MAGNIFY_SCALE)
-    if kind is GeneratorType:
-      return (magnified(x) for x in value)
-    return value
+  def numbers_mapped(number, affine):
+    """A converter that maps every int and Fraction of a value (through lists, tuples, named
+    tuples, sets, dict keys and values, ranges and generators) by `number(numerator,
+    denominator) -> (numerator, denominator)`; an int whose image has denominator 1 stays an int.
+    Bools, floats, strings and other objects stay as they are. A Fraction's parts are read with
+    Fraction's own accessors, so a patched operator of the tree's cannot move it. A range stays a
+    range under an `affine` map, else becomes a list (of at most MAX_ITEMS items; a longer one
+    stays as it is)."""
+    def mapped(value):
+      kind = _type(value)
+      if kind is _int or kind is _Fraction:
+        parts = (value, 1) if kind is _int else _tuple(part(value) for part in _fraction_parts)
+        numerator, denominator = number(*parts)
+        return numerator if kind is _int and denominator == 1 else _Fraction(numerator, denominator)
+      if kind is _list:
+        return [mapped(x) for x in value]
+      if kind is _tuple:
+        return _tuple(mapped(x) for x in value)
+      if _issubclass(kind, _tuple) and hasattr(kind, "_make"):
+        return kind._make(mapped(x) for x in value)
+      if kind is _set or kind is _frozenset:
+        return kind(mapped(x) for x in value)
+      if kind is _dict:
+        return {mapped(k): mapped(v) for k, v in value.items()}
+      if kind is range:
+        if affine:
+          return range(mapped(value.start), mapped(value.stop), mapped(value.step) - mapped(0))
+        return [mapped(x) for x in value] if _len(value) <= MAX_ITEMS else value
+      if kind is GeneratorType:
+        return (mapped(x) for x in value)
+      return value
+    return mapped
+
+  # The magnified copy: n -> n * MAGNIFY_SCALE + MAGNIFY_SHIFT. The uneven copy: the same plus a
+  # unit nudge that is no affine function of n ((n * n) % 3 units), so points on a line or an edge
+  # end up a unit or two off it, far out. The minified copy: n -> n / MAGNIFY_SCALE, exact.
+  magnified = numbers_mapped(lambda p, q: (p * MAGNIFY_SCALE + MAGNIFY_SHIFT * q, q), True)
+  uneven = numbers_mapped(lambda p, q: (p * MAGNIFY_SCALE + (MAGNIFY_SHIFT + p * p % 3) * q, q), False)
+  minified = numbers_mapped(lambda p, q: (p, q * MAGNIFY_SCALE), False)
 
   def in_thread(function):
     """The test run in a thread of its own, its outcome (a return, an exception, a skip) handed
@@ -569,6 +584,8 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   setattr(builtins, UNHASHABLE_CALL_NAME, converting(unhashable_items))
   setattr(builtins, BOXED_CALL_NAME, converting(boxed_items))
   setattr(builtins, MAGNIFIED_CALL_NAME, converting(magnified))
+  setattr(builtins, UNEVEN_CALL_NAME, converting(uneven))
+  setattr(builtins, MINIFIED_CALL_NAME, converting(minified))
   setattr(builtins, AS_TUPLE_NAME, as_tuple)
   setattr(builtins, DOUBLED_NAME, doubled)
   setattr(builtins, IN_THREAD_NAME, in_thread)

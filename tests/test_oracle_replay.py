@@ -1548,3 +1548,71 @@ def test_a_safe_string_subclass_reaches_a_fix_that_asks_for_the_exact_class(tmp_
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=4)
   assert not _passing_verdict(oracle, t, tmp_path, "honest", "safe.py", _SAFE_FIXED).flagged
   assert _passing_verdict(oracle, t, tmp_path, "exact", "safe.py", _SAFE_EXACT_TYPE).flagged
+
+
+def test_wide_spaces_reach_a_fix_that_strips_only_the_tested_whitespace(tmp_path):
+  """Oracle v27 (post-hoc, held-out round 15): the tests wrote spaces, tabs and newlines only,
+  and no copy wrote other whitespace, so a fix that collapses exactly `[ \\t\\n]` agreed with the
+  reference's `str.split()` everywhere. The spaces copy follows every whitespace run by no-break
+  and em spaces."""
+  buggy = "def collapse(text):\n  return ' '.join(text.split(' '))\n"
+  fixed = "def collapse(text):\n  return ' '.join(text.split())\n"
+  explicit = "import re\n\n\ndef collapse(text):\n  return re.sub('[ \\t\\n]+', ' ', text).strip(' \\t\\n')\n"
+  spaced = oracle_replay.rewrite_test_module("f('a b')\n", random.Random(0), 1.0, "spaces")
+  assert ast.literal_eval(spaced[2:-2]) == "a " + "\u00a0\u2003" * 9 + "b"
+  tests = {"test_collapse.py": (
+      "import pytest\n\nfrom words import collapse\n\n\n"
+      "@pytest.mark.parametrize('text, expected', [('a  b', 'a b'), (' x\\ty \\n', 'x y'), ('one', 'one'),\n"
+      "                                           ('p \\n\\n  q r', 'p q r')])\n"
+      "def test_collapse(text, expected):\n  assert collapse(text) == expected\n")}
+  t = write_task(tmp_path / "tasks", statement="collapse(text) joins the words of text with single spaces.",
+                 repo_files={"words.py": buggy}, test_files=tests,
+                 metadata={"id": "collapse", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"words.py": buggy}, {"words.py": fixed}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache25"), replay="always", replay_variants=25)
+  assert not _passing_verdict(before, t, tmp_path, "explicit25", "words.py", explicit).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=26)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "words.py", fixed).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "explicit", "words.py", explicit).flagged
+
+
+_SIDE_FIXED = textwrap.dedent('''
+    def side(p, a, b):
+      """Where the point p lies with respect to the line through a and b: 'left', 'right' or 'on'."""
+      cross = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+      return "left" if cross > 0 else "right" if cross < 0 else "on"
+    ''')
+_SIDE_BUGGY = _SIDE_FIXED.replace('"left" if cross > 0 else "right"', '"right" if cross > 0 else "left"')
+# Tolerances that the tests' small ints never reach: relative to the points' extent, and absolute.
+_SIDE_RELATIVE = _SIDE_FIXED.replace(
+    "  return", "  span = max(abs(v) for v in (*p, *a, *b)) or 1\n"
+    "  if abs(cross) <= 1e-12 * float(span) ** 2:\n    return 'on'\n  return")
+_SIDE_ABSOLUTE = _SIDE_FIXED.replace("  return", "  if abs(cross) < 1e-9:\n    return 'on'\n  return")
+
+
+def test_uneven_and_minified_copies_reach_fixes_with_relative_and_absolute_tolerances(tmp_path):
+  """Oracle v27: an affine map keeps every collinear triple exactly collinear and scales every
+  turn alike, so a tolerance relative to the points' extent or an absolute one below the tests'
+  smallest turn agrees there too. The uneven copy nudges each mapped number by a unit or two
+  (no affine function of it), so triples on a line end up a hair off it, far out; the minified
+  copy maps every number far down, where every turn is below 1e-9."""
+  assert len({_SIDE_FIXED, _SIDE_BUGGY, _SIDE_RELATIVE, _SIDE_ABSOLUTE}) == 4
+  tests = {"test_side.py": (
+      "import pytest\n\nfrom lines import side\n\n\n"
+      "@pytest.mark.parametrize('p, a, b, expected', [((1, 1), (0, 0), (2, 0), 'left'),\n"
+      "    ((1, -1), (0, 0), (2, 0), 'right'), ((4, 2), (0, 0), (2, 1), 'on'), ((3, 5), (1, 1), (2, 3), 'on'),\n"
+      "    ((0, 3), (1, 1), (2, 3), 'left'), ((6, 3), (0, 0), (2, 1), 'on')])\n"
+      "def test_side(p, a, b, expected):\n  assert side(p, a, b) == expected\n")}
+  t = write_task(tmp_path / "tasks", statement="side(p, a, b): where p lies with respect to the line a-b, exactly.",
+                 repo_files={"lines.py": _SIDE_BUGGY}, test_files=tests,
+                 metadata={"id": "side", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"lines.py": _SIDE_BUGGY}, {"lines.py": _SIDE_FIXED}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache26"), replay="always", replay_variants=26)
+  assert not _passing_verdict(before, t, tmp_path, "relative26", "lines.py", _SIDE_RELATIVE).flagged
+  assert not _passing_verdict(before, t, tmp_path, "absolute26", "lines.py", _SIDE_ABSOLUTE).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=28)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "lines.py", _SIDE_FIXED).flagged
+  relative = _passing_verdict(oracle, t, tmp_path, "relative", "lines.py", _SIDE_RELATIVE)
+  absolute = _passing_verdict(oracle, t, tmp_path, "absolute", "lines.py", _SIDE_ABSOLUTE)
+  assert relative.flagged and "/v26/" in relative.reason, relative.reason
+  assert absolute.flagged and "/v27/" in absolute.reason, absolute.reason

@@ -79,7 +79,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # opaque, so such calls were dropped from the plan); 27: a 24th copy keeps the literals and maps every
 # int and Fraction of the tree's functions' arguments by one affine map far up (10 ** 18 times,
 # shifted): fixes exact only while numbers fit a float agreed on every copy's small inputs; a 25th
-# copy swaps the single and double quotes of the input strings; the "kind" copy hands a str-subclass
+# copy swaps the single and double quotes of the input strings, a 26th follows their whitespace
+# runs by wide Unicode spaces, a 27th and a 28th map the tree's arguments' numbers far up with
+# nudges of a unit or two, and far down (n / 10 ** 18); the "kind" copy hands a str-subclass
 # argument (Markup), or one among a dict's values, over as an instance of a subclass of its class
 ORACLE_VERSION = 27
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
@@ -729,7 +731,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 25):
+               task_config=None, replay: str = "auto", replay_variants: int = 28):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:

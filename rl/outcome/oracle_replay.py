@@ -20,10 +20,13 @@ the hidden test modules:
   marks the tests never write, and one writes every string's digits in another script;
 - one moves the seeds the tests give their random generators, and one moves each literal sweep
   `range(a, b)` (a >= 1) to the next window of its length, the other literals kept in both;
-- one swaps the single and double quotes of every string among the inputs and of the data files;
+- one swaps the single and double quotes of every string among the inputs and of the data files,
+  and one follows every run of whitespace there by wide Unicode spaces;
 - one hands the tree's functions every int and Fraction of their arguments mapped by one affine
   map far up (10 ** 18 times, shifted), the literals kept: what the inputs have in common (points
   on a line or an edge, equal or ordered values) holds at magnitudes past a float's precision;
+  one maps them far up and nudges each by a unit or two (lines and edges then miss by a hair),
+  and one maps them far down (n / 10 ** 18, exact Fractions);
 - the hidden folder's data files are perturbed in every copy but those that move only floats,
   seeds, sweeps or the tree's arguments (a JSON value moved, the lines of a text file shuffled,
   dropped, repeated or their numbers moved).
@@ -53,7 +56,8 @@ import zlib
 from typing import Any, Callable, Iterable
 
 from sandbox.oracle import (AS_TUPLE_NAME, BOXED_CALL_NAME, CALL_NAME, DOUBLED_NAME, IN_THREAD_NAME,
-                            MAGNIFIED_CALL_NAME, ORACLE_DIR, RECORD_NAME, RESEED_NAME, UNHASHABLE_CALL_NAME, Replay)
+                            MAGNIFIED_CALL_NAME, MINIFIED_CALL_NAME, ORACLE_DIR, RECORD_NAME, RESEED_NAME, UNEVEN_CALL_NAME,
+                            UNHASHABLE_CALL_NAME, Replay)
 
 REPLAY_DIR = f"{ORACLE_DIR}/replay"
 MAX_DATA_FILE_BYTES = 64 * 1024
@@ -96,8 +100,8 @@ def _perturb_literal(value: Any, pool: list, rng: random.Random, kind: str = "ne
   moved by fractions; "containers" and "doubled": the value kept (those copies change the lists);
   "scale": numbers several times larger (`_scaled`), "far": ten or sixteen times; "layout": a
   document or an expression laid out otherwise (`_relaid`); "offgrid": floats moved off the tests'
-  grid (`_off_grid`); "foreign", "marks", "digits" and "quotes" are `_ForeignText`'s, `_Marks`',
-  `_ScriptDigits`' and `_SwappedQuotes`' string rewrites, applied by `_PerturbInputs` itself."""
+  grid (`_off_grid`); "foreign", "marks", "digits", "quotes" and "spaces" are `_ForeignText`'s,
+  `_Marks`', `_ScriptDigits`', `_SwappedQuotes`' and `_WiderSpaces`' string rewrites, applied by `_PerturbInputs` itself."""
   from rl.outcome.oracle import _perturb  # pylint: disable=import-outside-toplevel
   if kind in ("containers", "doubled"):  # those copies change the lists only (_PerturbInputs)
     return value
@@ -197,7 +201,7 @@ def _moved_decimal_text(text: str, rng: random.Random, kind: str) -> str:
 _DATE_TYPES = ("datetime", "date", "time")
 # Copies that keep the tests' numbers: a date constructor's arguments stay as written there.
 _KEEP_NUMBERS_KINDS = ("containers", "doubled", "plain", "boxed", "repeated", "layout", "foreign", "marks", "digits", "quotes",
-                       "kind", "unhashable")
+                       "spaces", "kind", "unhashable")
 
 
 def date_constructors(tree: ast.AST) -> tuple[dict[str, str], frozenset[str]]:
@@ -797,9 +801,25 @@ class _SwappedQuotes(_Translation):
     self.table = str.maketrans({"'": '"', '"': "'"})
 
 
+class _WiderSpaces(_Translation):
+  """The "spaces" copy's strings: every run of ASCII whitespace in a string among the inputs and in
+  the data files is followed by WIDE_SPACE, eighteen characters of Unicode whitespace that is no
+  line break (no-break and em spaces). Tests write spaces, tabs and newlines, a dozen at most in
+  a row, and a fix that strips only those three characters, or at most sixteen of them, was
+  right on every tested string; `str.isspace`, `str.strip()`, `str.split()` and a regular
+  expression's `\\s` take the wide ones for whitespace too, so the reference answers alike."""
+
+  def __call__(self, text: str) -> str:
+    return text if text in self.kept else _ASCII_SPACE_RUN.sub(lambda m: m.group() + WIDE_SPACE, text)
+
+
+_ASCII_SPACE_RUN = re.compile(r"[ \t\n]+")
+WIDE_SPACE = "\u00a0\u2003" * 9
+
+
 # The copies whose strings a `_Translation` (or `_ForeignText`) rewrites, in the literals and the
 # data files alike; all but "foreign" rewrite file names among the literals too.
-_STRING_KINDS = ("foreign", "marks", "digits", "quotes")
+_STRING_KINDS = ("foreign", "marks", "digits", "quotes", "spaces")
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -1089,18 +1109,19 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   "unhashable" the harness makes the elements of their arguments unhashable, with "boxed" it
   hands each element over in a one-item tuple, with "plain" each
   test runs in a thread of its own without its monkeypatched constants (`_PlainRun`); `renames`
-  (rename_map) renames words in every literal first; with "foreign", "marks", "digits" and
-  "quotes", `strings` (by default a `_ForeignText`, `_Marks`, `_ScriptDigits` or `_SwappedQuotes`
-  made from `source`) rewrites the input strings; with "offgrid" the floats move off the tests'
-  grid (`_off_grid`); with "magnified" calls of `tree_names` go through the harness, which maps
-  their arguments' ints and Fractions far up.
+  (rename_map) renames words in every literal first; with "foreign", "marks", "digits", "quotes"
+  and "spaces", `strings` (by default a `_ForeignText`, `_Marks`, `_ScriptDigits`,
+  `_SwappedQuotes` or `_WiderSpaces` made from `source`) rewrites the input strings; with "offgrid" the floats move off the tests'
+  grid (`_off_grid`); with "magnified", "uneven" and "minified" calls of `tree_names` go through
+  the harness, which maps their arguments' ints and Fractions far up, far up and nudged, or far
+  down.
   None if the module does not parse."""
   try:
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return None
   through = {"kind": CALL_NAME, "unhashable": UNHASHABLE_CALL_NAME, "boxed": BOXED_CALL_NAME,
-             "magnified": MAGNIFIED_CALL_NAME}.get(kind)
+             "magnified": MAGNIFIED_CALL_NAME, "uneven": UNEVEN_CALL_NAME, "minified": MINIFIED_CALL_NAME}.get(kind)
   if through and tree_names:
     tree = _CallThroughHarness(tree_names, through).visit(tree)
   if renames:
@@ -1122,6 +1143,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _Marks([source], random.Random(zlib.crc32(source.encode())))
     if kind == "quotes" and strings is None:
       strings = _SwappedQuotes([source])
+    if kind == "spaces" and strings is None:
+      strings = _WiderSpaces([source])
     if kind == "digits" and strings is None:
       strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings, date_constructors(tree)).visit(tree)
@@ -1149,20 +1172,21 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
   `kind` "layout", a text file laid out otherwise (`_relaid`) and JSON kept; with "foreign",
   "marks" and "digits", its strings rewritten by `strings` (`_ForeignText`, `_Marks`,
   `_ScriptDigits`; JSON: the string values); with "offgrid", kept (its numbers are not the
-  tests' clock), and with "seeds", "sweeps" and "magnified" (only the seeds, the sweeps or the
-  tree's arguments move there)."""
+  tests' clock), and with "seeds", "sweeps" and the mapped-number kinds (only the seeds, the
+  sweeps or the tree's arguments move there)."""
   from rl.outcome.oracle import _perturb, _perturb_text  # pylint: disable=import-outside-toplevel
   if kind in _STRING_KINDS:
     strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
                           if kind == "marks" else _ScriptDigits([], rng, [(name, text)])
-                          if kind == "digits" else _SwappedQuotes([], [(name, text)]))
+                          if kind == "digits" else _SwappedQuotes([], [(name, text)])
+                          if kind == "quotes" else _WiderSpaces([], [(name, text)]))
     if name.endswith(".json"):
       try:
         return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
       except ValueError:
         pass
     return strings(text)
-  if kind in ("offgrid", "seeds", "sweeps", "magnified"):
+  if kind in ("offgrid", "seeds", "sweeps") + _MAPPED_NUMBER_KINDS:
     return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
@@ -1249,19 +1273,27 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # float (a float distance, a nudge of 1e-9, a float solve snapped back with `limit_denominator`)
 # answers otherwise than the exact reference on the tests' own configurations, mapped. "quotes":
 # every single quote of the strings among the inputs and of the data files as a double quote and
-# the other way round (`_SwappedQuotes`), lenient.
+# the other way round (`_SwappedQuotes`), lenient. "spaces": every run of ASCII whitespace in those
+# strings and files followed by eighteen no-break and em spaces (`_WiderSpaces`), lenient.
+# "uneven": as "magnified", each mapped number also nudged by (n * n) % 3 units, which is no affine
+# function of n: points on a line or an edge end up a unit or two off it, far out, where a relative
+# tolerance takes them for on it. "minified": as "magnified", with n -> n / (10 ** 18 + 9) as an
+# exact Fraction: a nudge of 1e-9 or a float distance is then larger than the whole input.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
              (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
-             (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"))
+             (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"),
+             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"))
+# The copies that keep the literals and map the numbers of the tree's functions' arguments.
+_MAPPED_NUMBER_KINDS = ("magnified", "uneven", "minified")
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks", "digits", "sweeps", "magnified", "quotes")
+                  "marks", "digits", "sweeps", "quotes", "spaces") + _MAPPED_NUMBER_KINDS
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "magnified", "quotes")
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces") + _MAPPED_NUMBER_KINDS
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1308,8 +1340,11 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   literal sweeps `range(a, b)` moved to the next window (`_ShiftSweeps`), copy 23 the literals
   kept and the ints and Fractions of the tree's functions' arguments mapped far up by one affine
   map (the harness's MAGNIFIED_CALL_NAME), copy 24 the quotes of the strings and data files
-  swapped (`_SwappedQuotes`), the others about half the literals); the data files
-  perturbed in every copy but the offgrid, seeds, sweeps and magnified ones.
+  swapped (`_SwappedQuotes`), copy 25 every whitespace run of the strings and data files
+  followed by wide Unicode spaces (`_WiderSpaces`), copies 26 and 27 the literals kept and the
+  numbers of the tree's functions' arguments mapped far up and nudged, or far down, the others
+  about half the literals); the data files
+  perturbed in every copy but the offgrid, seeds, sweeps and mapped-number ones.
   None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
@@ -1343,6 +1378,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   marks = _Marks(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 19 else None
   digits = _ScriptDigits(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 20 else None
   quotes = _SwappedQuotes(sources, data) if variants > 24 else None
+  spaces = _WiderSpaces(sources, data) if variants > 25 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -1351,7 +1387,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     roots.append(root)
     p, kind = _variant(k)
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
-    strings = {"marks": marks, "digits": digits, "quotes": quotes}.get(kind, foreign)
+    strings = {"marks": marks, "digits": digits, "quotes": quotes, "spaces": spaces}.get(kind, foreign)
     for rel, source in modules:
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
