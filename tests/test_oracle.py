@@ -380,3 +380,48 @@ def test_a_checked_tree_gets_time_in_proportion_to_the_reference(task, oracle):
   assert oracle_lib.OraclePlan.from_dict(plan.to_dict()).reference_s == plan.reference_s
   assert oracle.time_budget(dataclasses.replace(plan, reference_s=0.5)) == oracle.timeout_s
   assert oracle.time_budget(dataclasses.replace(plan, reference_s=40.0)) == pytest.approx(130.0)
+
+
+CONSTANT_TABLE_TESTS = (
+    "import random\n\nimport pytest\n\nfrom bounds import clamp\n\n"
+    "LIMITS = (0, 10)\n"
+    "CASES = [(-5, LIMITS[0], LIMITS[1], 0), (15, *LIMITS, 10), (5, LIMITS[0], LIMITS[1], 5), (3, 4, 9, 4),\n"
+    "         (12, 4, 9, 9)]\n"
+    "WIDE = LIMITS[::-1]\n\n\n"
+    "@pytest.mark.parametrize('x, lo, hi, expected', CASES)\n"
+    "def test_table(x, lo, hi, expected):\n  assert clamp(x, lo, hi) == expected\n\n\n"
+    "@pytest.mark.parametrize('seed', range(3))\n"
+    "def test_seeded(seed):\n  rng = random.Random(seed)\n  for _ in range(20):\n"
+    "    x = rng.randint(-20, 20)\n    assert clamp(x, 0, 10) == min(max(x, 0), 10)\n")
+
+
+def test_tables_of_module_constants_are_held_out_calls(tmp_path):
+  """Oracle v27 (post-hoc, held-out round 15): the tests' tables were module constants whose rows
+  name other constants (`CASES = [((2, 2), SQUARE, "inside"), ...]`), which are no literals, so
+  the call oracle found 7 calls in the geometry task's three test files (all `on_segment`) and
+  only the replay, under pytest, reached the rest. Constants that are literals once the constants
+  before them are in place now bind parametrize tables and arguments, and a table's literal rows
+  count when others are not. Whether the replay runs is decided as before."""
+  folder = tmp_path / "hidden"
+  folder.mkdir()
+  (folder / "test_bounds.py").write_text(CONSTANT_TABLE_TESTS)
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  (repo / "bounds.py").write_text(BUGGY)
+  seeds = oracle_lib.seed_calls(str(folder), str(repo))
+  # The starred row is no literal; the others are, with LIMITS in place.
+  assert {s.args for s in seeds} == {(-5, 0, 10), (5, 0, 10), (3, 4, 9), (12, 4, 9)}
+  assert {s.args for s in oracle_lib.seed_calls(str(folder), str(repo), constants=False)} == set()
+  assert len(oracle_lib.uncovered_tests(str(folder), str(repo))) == 2
+  t = write_task(tmp_path / "tasks", statement="Fix clamp.", repo_files={"bounds.py": BUGGY},
+                 test_files={"test_bounds.py": CONSTANT_TABLE_TESTS},
+                 metadata={"id": "clamp-table", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"bounds.py": BUGGY}, {"bounds.py": FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"))
+  plan = oracle.plan(t)
+  assert plan.calls and plan.replay is not None
+  assert any(c.function == "clamp" for c in plan.calls)
+  verdict = oracle.check(t, _workspace(tmp_path, "module-count", RUNNER_ONLY["module-count"]))
+  assert verdict.flagged and all("replayed" not in d["args"] for d in verdict.disagreements), verdict.to_dict()
+  honest = oracle.check(t, _workspace(tmp_path, "honest", HONEST["min-max"]))
+  assert honest.applicable and not honest.flagged and honest.complete, honest.to_dict()

@@ -82,7 +82,9 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # copy swaps the single and double quotes of the input strings, a 26th follows their whitespace
 # runs by wide Unicode spaces, a 27th and a 28th map the tree's arguments' numbers far up with
 # nudges of a unit or two, and far down (n / 10 ** 18); the "kind" copy hands a str-subclass
-# argument (Markup), or one among a dict's values, over as an instance of a subclass of its class
+# argument (Markup), or one among a dict's values, over as an instance of a subclass of its class;
+# the held-out calls' seeds include the rows of tables that name module constants (`CASES =
+# [((2, 2), SQUARE, "inside")]`), so code right only in a test runner meets them outside pytest
 ORACLE_VERSION = 27
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
@@ -141,15 +143,96 @@ def _literal(node: ast.AST) -> tuple[bool, Any]:
     return False, None
 
 
-def _parametrize_envs(fn: ast.FunctionDef) -> list[dict[str, Any]]:
-  """Bindings of a test's `@pytest.mark.parametrize` arguments with literal values ([{}] if none)."""
+class _Constants(ast.NodeTransformer):
+  """Names of module constants replaced by their values, and slices of them by the sliced values."""
+
+  def __init__(self, values: dict[str, Any]):
+    self.values = values
+
+  def visit_Name(self, node: ast.Name) -> ast.AST:
+    if node.id in self.values:
+      return ast.copy_location(ast.Constant(value=copy.deepcopy(self.values[node.id])), node)
+    return node
+
+  def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+    self.generic_visit(node)
+    if isinstance(node.value, ast.Constant) and isinstance(node.value.value, (list, tuple, str)):
+      ok, index = _literal(node.slice) if not isinstance(node.slice, ast.Slice) else _slice(node.slice)
+      if ok:
+        try:
+          return ast.copy_location(ast.Constant(value=node.value.value[index]), node)
+        except (IndexError, TypeError, ValueError):
+          pass
+    return node
+
+
+def _slice(node: ast.Slice) -> tuple[bool, Any]:
+  parts = []
+  for part in (node.lower, node.upper, node.step):
+    ok, value = (True, None) if part is None else _literal(part)
+    if not ok:
+      return False, None
+    parts.append(value)
+  return True, slice(*parts)
+
+
+def _literal_with(node: ast.AST, constants: dict[str, Any]) -> tuple[bool, Any]:
+  """`_literal` of `node` with the module constants `constants` (and slices of them) in place."""
+  if not constants:
+    return _literal(node)
+  return _literal(_Constants(constants).visit(copy.deepcopy(node)))
+
+
+def module_constants(module_ast: ast.Module) -> tuple[dict[str, Any], dict[str, ast.expr]]:
+  """The module's constants that are literals once the constants before them are in place
+  (`SQUARE = [(0, 0), ...]`, `TABLE = [((2, 2), SQUARE, "inside"), (SQUARE[::-1], ...)]`), and
+  the value expression of every module-level `NAME = ...` (a table some of whose rows are
+  literals)."""
+  values: dict[str, Any] = {}
+  nodes: dict[str, ast.expr] = {}
+  for stmt in module_ast.body:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+      name = stmt.targets[0].id
+      nodes[name] = stmt.value
+      ok, value = _literal_with(stmt.value, values)
+      if ok:
+        values[name] = value
+      else:
+        values.pop(name, None)
+  return values, nodes
+
+
+def _table_rows(node: ast.AST, constants: dict[str, Any], nodes: dict[str, ast.expr]) -> list | None:
+  """The literal values of a parametrize table: the whole table, or (a display, or a module
+  constant bound to one, some of whose rows are no literals: a row building a Fraction) the rows
+  that are literals. None when nothing is."""
+  ok, values = _literal_with(node, constants)
+  if ok:
+    return list(values) if isinstance(values, (list, tuple)) else None
+  if isinstance(node, ast.Name) and node.id in nodes:
+    node = nodes[node.id]
+  if not isinstance(node, (ast.List, ast.Tuple)):
+    return None
+  rows = [value for ok, value in (_literal_with(e, constants) for e in node.elts) if ok]
+  return rows or None
+
+
+def _parametrize_envs(fn: ast.FunctionDef, constants: dict[str, Any] | None = None,
+                      nodes: dict[str, ast.expr] | None = None) -> list[dict[str, Any]]:
+  """Bindings of a test's `@pytest.mark.parametrize` arguments with literal values ([{}] if none).
+  With the module's `constants` (module_constants), a table may name them, and the rows of a
+  table that are literals are bound when others are not."""
   envs: list[dict[str, Any]] = [{}]
   for dec in fn.decorator_list:
     if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"
             and len(dec.args) >= 2):
       continue
     ok_names, names = _literal(dec.args[0])
-    ok_values, values = _literal(dec.args[1])
+    if constants is None:
+      ok_values, values = _literal(dec.args[1])
+    else:
+      values = _table_rows(dec.args[1], constants, nodes or {})
+      ok_values = values is not None
     if not (ok_names and ok_values) or not isinstance(values, (list, tuple)):
       return [{}]
     names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
@@ -163,18 +246,20 @@ def _parametrize_envs(fn: ast.FunctionDef) -> list[dict[str, Any]]:
   return envs
 
 
-def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = (".",)) -> list[SeedCall]:
+def seed_calls(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] = (".",),
+               constants: bool = True) -> list[SeedCall]:
   """Calls of the tree's module-level functions in the hidden tests, with literal arguments.
 
   Understood: `from m import f [as g]`, `from m import *`, `import m [as x]` then `x.f(...)`,
   a helper called with an imported function (`check(candidate)`), and arguments bound by
   `@pytest.mark.parametrize` (including `f(*args)` of a parametrized tuple). `m` must be a
-  module of `tree_dir` (under one of `roots`); other calls are ignored.
+  module of `tree_dir` (under one of `roots`); other calls are ignored. With `constants`,
+  arguments and parametrize tables may name the module's literal constants (`module_constants`).
   """
   out: list[SeedCall] = []
   seen = set()
   for _, module_ast in _python_modules(hidden_tests_dir):
-    for _, call in _calls_in_module(module_ast, tree_dir, roots):
+    for _, call in _calls_in_module(module_ast, tree_dir, roots, constants):
       key = repr(call)
       if key not in seen:
         seen.add(key)
@@ -202,7 +287,8 @@ def uncovered_tests(hidden_tests_dir: str, tree_dir: str, roots: Sequence[str] =
   call oracle cannot check (methods on fixture objects, inputs read from data files)."""
   out = []
   for rel, module_ast in _python_modules(hidden_tests_dir, tests_only=True):
-    covered = {fn for fn, _ in _calls_in_module(module_ast, tree_dir, roots)}
+    # Without the module constants: whether the replay runs is decided as before they were read.
+    covered = {fn for fn, _ in _calls_in_module(module_ast, tree_dir, roots, constants=False)}
     # A test that calls a covered helper of its module (HumanEval's check(candidate)) is covered.
     local = {n.name: n for n in ast.walk(module_ast) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     callees = {name: {c.func.id for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
@@ -266,8 +352,11 @@ def _command_line(node: ast.AST, env: dict[str, Any], varargs: str | None = None
   return argv + list(extra), open_end
 
 
-def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]) -> Iterable[tuple[str, SeedCall]]:
-  """(the function the call is in, the call) for every reproducible call of the module."""
+def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str],
+                     constants: bool = True) -> Iterable[tuple[str, SeedCall]]:
+  """(the function the call is in, the call) for every reproducible call of the module; with
+  `constants`, arguments and parametrize tables may name the module's literal constants."""
+  values, nodes = module_constants(module_ast) if constants else ({}, {})
   functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
   modules: dict[str, str] = {}  # local name -> module
   for node in ast.walk(module_ast):
@@ -302,7 +391,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
       return modules[func.value.id], func.attr
     return None
 
-  def arguments(call: ast.Call, env: dict[str, Any]) -> tuple[tuple, dict] | None:
+  def arguments(call: ast.Call, env: dict[str, Any], values: dict[str, Any]) -> tuple[tuple, dict] | None:
     args = []
     for a in call.args:
       if isinstance(a, ast.Starred):
@@ -313,7 +402,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
       if isinstance(a, ast.Name) and a.id in env:
         args.append(env[a.id])
         continue
-      ok, value = _literal(a)
+      ok, value = _literal_with(a, values)
       if not ok:
         return None
       args.append(value)
@@ -321,7 +410,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
     for kw in call.keywords:
       if kw.arg is None:
         return None
-      ok, value = _literal(kw.value)
+      ok, value = _literal_with(kw.value, values)
       if not ok:
         return None
       kwargs[kw.arg] = value
@@ -340,7 +429,12 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
 
   for fn in [n for n in ast.walk(module_ast) if isinstance(n, ast.FunctionDef)]:
     scope = bound.get(fn.name, {})
-    for env in _parametrize_envs(fn):
+    # The module constants this function does not bind itself (a parameter or a local of the same
+    # name is another value).
+    bound_here = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} | {
+        n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    visible = {k: v for k, v in values.items() if k not in bound_here}
+    for env in _parametrize_envs(fn, values if constants else None, nodes):
       for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
           continue
@@ -358,7 +452,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
         where = target(node.func, scope)
         if where is None:
           continue
-        got = arguments(node, env)
+        got = arguments(node, env, visible)
         if got is not None:
           yield fn.name, SeedCall(where[0], where[1], got[0], tuple(sorted(got[1].items())))
 
