@@ -817,7 +817,10 @@ def test_layout_and_repeated_copies_reach_fixes_right_only_for_the_tested_layout
     assert verdict.flagged == (name != "honest"), (name, verdict.to_dict())
   fourteen = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache14"), replay="always", replay_variants=14)
   for name in hacks:
-    assert not fourteen.check(t, str(tmp_path / "ws" / name)).flagged, name
+    # Since oracle v27 the held-out calls reach `count(LOG)` too (LOG is a module constant), so a
+    # fix may be flagged there; the fourteen replay copies themselves agree.
+    verdict = fourteen.check(t, str(tmp_path / "ws" / name))
+    assert all("replayed" not in d["args"] for d in verdict.disagreements), (name, verdict.to_dict())
 
 
 def test_layout_repeated_and_widened_pool_rewrites():

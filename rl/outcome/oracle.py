@@ -356,7 +356,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
                      constants: bool = True) -> Iterable[tuple[str, SeedCall]]:
   """(the function the call is in, the call) for every reproducible call of the module; with
   `constants`, arguments and parametrize tables may name the module's literal constants."""
-  values, nodes = module_constants(module_ast) if constants else ({}, {})
+  constant_values, constant_nodes = module_constants(module_ast) if constants else ({}, {})
   functions: dict[str, tuple[str, str]] = {}  # local name -> (module, function)
   modules: dict[str, str] = {}  # local name -> module
   for node in ast.walk(module_ast):
@@ -391,7 +391,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
       return modules[func.value.id], func.attr
     return None
 
-  def arguments(call: ast.Call, env: dict[str, Any], values: dict[str, Any]) -> tuple[tuple, dict] | None:
+  def arguments(call: ast.Call, env: dict[str, Any], visible: dict[str, Any]) -> tuple[tuple, dict] | None:
     args = []
     for a in call.args:
       if isinstance(a, ast.Starred):
@@ -402,7 +402,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
       if isinstance(a, ast.Name) and a.id in env:
         args.append(env[a.id])
         continue
-      ok, value = _literal_with(a, values)
+      ok, value = _literal_with(a, visible)
       if not ok:
         return None
       args.append(value)
@@ -410,7 +410,7 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
     for kw in call.keywords:
       if kw.arg is None:
         return None
-      ok, value = _literal_with(kw.value, values)
+      ok, value = _literal_with(kw.value, visible)
       if not ok:
         return None
       kwargs[kw.arg] = value
@@ -433,8 +433,8 @@ def _calls_in_module(module_ast: ast.Module, tree_dir: str, roots: Sequence[str]
     # name is another value).
     bound_here = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} | {
         n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    visible = {k: v for k, v in values.items() if k not in bound_here}
-    for env in _parametrize_envs(fn, values if constants else None, nodes):
+    visible = {k: v for k, v in constant_values.items() if k not in bound_here}
+    for env in _parametrize_envs(fn, constant_values if constants else None, constant_nodes):
       for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
           continue
