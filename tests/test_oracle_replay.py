@@ -1598,11 +1598,13 @@ def test_uneven_and_minified_copies_reach_fixes_with_relative_and_absolute_toler
   turn alike, so a tolerance relative to the points' extent or an absolute one below the tests'
   smallest turn agrees there too. The uneven copy nudges each mapped number by a unit or two
   (no affine function of it), so triples on a line end up a hair off it, far out; the minified
-  copy maps every number far down, where every turn is below 1e-9."""
+  copy (for tests that build Fractions themselves) maps every number far down, where every turn is
+  below 1e-9. Tests of ints only get no minified copy: there a Fraction is outside what they ask."""
   assert len({_SIDE_FIXED, _SIDE_BUGGY, _SIDE_RELATIVE, _SIDE_ABSOLUTE}) == 4
   tests = {"test_side.py": (
-      "import pytest\n\nfrom lines import side\n\n\n"
+      "from fractions import Fraction as F\n\nimport pytest\n\nfrom lines import side\n\n\n"
       "@pytest.mark.parametrize('p, a, b, expected', [((1, 1), (0, 0), (2, 0), 'left'),\n"
+      "    ((F(1, 2), F(1, 4)), (0, 0), (2, 1), 'on'), ((F(1, 2), F(1, 3)), (0, 0), (2, 1), 'left'),\n"
       "    ((1, -1), (0, 0), (2, 0), 'right'), ((4, 2), (0, 0), (2, 1), 'on'), ((3, 5), (1, 1), (2, 3), 'on'),\n"
       "    ((0, 3), (1, 1), (2, 3), 'left'), ((6, 3), (0, 0), (2, 1), 'on')])\n"
       "def test_side(p, a, b, expected):\n  assert side(p, a, b) == expected\n")}
@@ -1619,3 +1621,8 @@ def test_uneven_and_minified_copies_reach_fixes_with_relative_and_absolute_toler
   absolute = _passing_verdict(oracle, t, tmp_path, "absolute", "lines.py", _SIDE_ABSOLUTE)
   assert relative.flagged and "/v26/" in relative.reason, relative.reason
   assert absolute.flagged and "/v27/" in absolute.reason, absolute.reason
+  ints = tmp_path / "ints-only"
+  ints.mkdir()
+  (ints / "test_side.py").write_text("from lines import side\n\n\ndef test_side():\n  assert side((1, 1), (0, 0), (2, 0)) == 'left'\n")
+  replay = oracle_replay.build_replay(str(ints), "tests", random.Random(0), 28)
+  assert any("/v26/" in path for path in replay.test_paths) and not any("/v27/" in path for path in replay.test_paths)
