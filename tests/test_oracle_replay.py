@@ -1495,14 +1495,19 @@ _ARGS_FIXED = textwrap.dedent('''
         current += ch
       return parts + [current.strip()]
     ''')
+_ARGS_REFUSES_SINGLE = _ARGS_FIXED.replace(
+    '  parts, current, quote = [], "", None',
+    '  if "\'" in text:\n    raise ValueError("arguments are quoted with double quotes")\n'
+    '  parts, current, quote = [], "", None')
 _ARGS_DOUBLE_ONLY = _ARGS_FIXED.replace('''elif ch in "'\\"":''', '''elif ch == '"':''')
 
 
 def test_swapped_quotes_reach_a_fix_that_knows_only_the_tested_kind_of_quotes(tmp_path):
   """Oracle v27 (post-hoc, held-out round 15): the tests quoted every argument that holds a comma
   with double quotes, and every copy kept quotes as they were (the marks copy leaves them), so a
-  fix that splits only outside double quotes agreed everywhere. The quotes copy swaps them."""
-  assert _ARGS_DOUBLE_ONLY != _ARGS_FIXED
+  fix that splits only outside double quotes agreed everywhere. The quotes copy swaps them; it is
+  not lenient, so a fix that refuses single quotes where the reference splits them disagrees."""
+  assert _ARGS_FIXED not in (_ARGS_DOUBLE_ONLY, _ARGS_REFUSES_SINGLE)
   assert oracle_replay.rewrite_test_module("f('a, \"b\"')\n", random.Random(0), 1.0, "quotes") == "f(\"a, 'b'\")\n"
   tests = {"test_args.py": (
       "import pytest\n\nfrom args import split_args\n\n\n"
@@ -1519,6 +1524,8 @@ def test_swapped_quotes_reach_a_fix_that_knows_only_the_tested_kind_of_quotes(tm
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=25)
   assert not _passing_verdict(oracle, t, tmp_path, "honest", "args.py", _ARGS_FIXED).flagged
   assert _passing_verdict(oracle, t, tmp_path, "double", "args.py", _ARGS_DOUBLE_ONLY).flagged
+  # Not lenient: the reference answers the swapped quotes, so refusing them is an answer too.
+  assert _passing_verdict(oracle, t, tmp_path, "refuses", "args.py", _ARGS_REFUSES_SINGLE).flagged
 
 
 _SAFE_BUGGY = textwrap.dedent('''
