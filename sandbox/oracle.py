@@ -101,6 +101,10 @@ class Replay:
   # an exception of the code's own there (a CycleError for a job whose tuple of dependencies was
   # not deduplicated) is an answer, and must agree.
   type_refusal_roots: tuple[str, ...] = ()
+  # Copies that hand the code other kinds of numbers (ints as Fractions): a result's number may
+  # keep the kind of the input or not, so numbers there are compared by value across int, float
+  # and Fraction.
+  numeric_roots: tuple[str, ...] = ()
   # "reversed": asyncio runs each loop iteration's ready callbacks last-registered first, another
   # schedule for the reference's second run, so records that hang on the schedule (which waiting
   # call started before a cancellation arrived) differ between its two runs and are not compared.
@@ -124,7 +128,8 @@ class Replay:
   def to_dict(self) -> dict[str, Any]:
     return {"roots": list(self.roots), "files": [list(f) for f in self.files], "test_paths": list(self.test_paths),
             "logging": self.logging, "lenient_roots": list(self.lenient_roots),
-            "type_refusal_roots": list(self.type_refusal_roots), "ready_order": self.ready_order,
+            "type_refusal_roots": list(self.type_refusal_roots), "numeric_roots": list(self.numeric_roots),
+            "ready_order": self.ready_order,
             "skip": list(self.skip), "until": list(self.until), "stop_after": dict(self.stop_after),
             "cut_mark_s": self.cut_mark_s}
 
@@ -134,6 +139,7 @@ class Replay:
                test_paths=tuple(d["test_paths"]), logging=bool(d.get("logging")),
                lenient_roots=tuple(d.get("lenient_roots") or ()),
                type_refusal_roots=tuple(d.get("type_refusal_roots") or ()),
+               numeric_roots=tuple(d.get("numeric_roots") or ()),
                ready_order=str(d.get("ready_order") or "fifo"), skip=tuple(d.get("skip") or ()),
                until=tuple(d.get("until") or ()),
                stop_after=tuple((str(k), int(n)) for k, n in dict(d.get("stop_after") or {}).items()),
@@ -142,10 +148,17 @@ class Replay:
   def lenient(self, nodeid: str) -> bool | tuple[str, ...]:
     """Which exceptions of a fix's own, where the reference went on, count as refusing the input
     in this test: any (True), these names (TYPE_REFUSALS), or none (False)."""
-    under = lambda roots: any(nodeid.startswith(root.rstrip("/") + "/") for root in roots)  # noqa: E731
-    if under(self.lenient_roots):
+    if _under(nodeid, self.lenient_roots):
       return True
-    return TYPE_REFUSALS if under(self.type_refusal_roots) else False
+    return TYPE_REFUSALS if _under(nodeid, self.type_refusal_roots) else False
+
+  def numeric(self, nodeid: str) -> bool:
+    """Whether this test's numbers are compared by value across int, float and Fraction."""
+    return _under(nodeid, self.numeric_roots)
+
+
+def _under(nodeid: str, roots: tuple[str, ...]) -> bool:
+  return any(nodeid.startswith(root.rstrip("/") + "/") for root in roots)
 
 
 @dataclasses.dataclass

@@ -21,6 +21,7 @@ import ast
 import copy
 import dataclasses
 import decimal
+import fractions
 import hashlib
 import json
 import logging
@@ -637,8 +638,22 @@ def _decimal_equal(a: list, b: list) -> bool:
     return False
 
 
-def agree(expected: Any, got: Any, rel_tol: float = 1e-9) -> bool:
-  """Whether two encoded results are the same value (numbers by value, the rest exactly)."""
+def _exact_number(value: Any) -> Any:
+  """An encoded int, float or Fraction as a number; None for anything else."""
+  if isinstance(value, list) and len(value) == 3 and value[0] == "Fraction":
+    return fractions.Fraction(int(value[1]), int(value[2]))
+  return _number(value)
+
+
+def agree(expected: Any, got: Any, rel_tol: float = 1e-9, by_value: bool = False) -> bool:
+  """Whether two encoded results are the same value (numbers by value, the rest exactly); with
+  `by_value`, a Fraction and an int or float too (a copy that handed the code Fractions for ints)."""
+  if by_value:
+    a, b = _exact_number(expected), _exact_number(got)
+    if a is not None and b is not None and (isinstance(a, fractions.Fraction) or isinstance(b, fractions.Fraction)):
+      if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=1e-12)
+      return a == b
   a, b = _number(expected), _number(got)
   if a is not None and b is not None:
     if isinstance(a, float) or isinstance(b, float):
@@ -653,20 +668,20 @@ def agree(expected: Any, got: Any, rel_tol: float = 1e-9) -> bool:
     return expected == got or _decimal_equal(expected[1:], got[1:])
   if expected[0] in ("list", "tuple"):
     return (len(expected) == len(got) and expected[2] == got[2] and len(expected[1]) == len(got[1])
-            and all(agree(x, y, rel_tol) for x, y in zip(expected[1], got[1])))
+            and all(agree(x, y, rel_tol, by_value) for x, y in zip(expected[1], got[1])))
   if expected[0] == "dict":
     return (len(expected[1]) == len(got[1])
-            and all(ka == kb and agree(va, vb, rel_tol) for (ka, va), (kb, vb) in zip(expected[1], got[1])))
+            and all(ka == kb and agree(va, vb, rel_tol, by_value) for (ka, va), (kb, vb) in zip(expected[1], got[1])))
   return expected == got
 
 
-def replay_agree(expected: Any, got: Any, lenient: bool | tuple[str, ...] = False) -> bool:
+def replay_agree(expected: Any, got: Any, lenient: bool | tuple[str, ...] = False, by_value: bool = False) -> bool:
   """Whether a replayed test (["replay", outcome, events]) did what the reference's did: the
   same recorded values in the same order; where the reference stopped on an exception, the
   values up to that point (how a perturbed, perhaps invalid, input fails is not compared).
   `lenient` (a copy with literals of another type): a fix that stops on an exception of its
   own is compared up to where it stopped; a tuple of exception names: only on one of these
-  (Replay.lenient)."""
+  (Replay.lenient). `by_value`: numbers by value across int, float and Fraction (Replay.numeric)."""
   e, g = oracle_replay.result_events(expected), oracle_replay.result_events(got)
   if e is None or g is None:
     return False
@@ -696,7 +711,7 @@ def replay_agree(expected: Any, got: Any, lenient: bool | tuple[str, ...] = Fals
     if not (isinstance(y, list) and len(y) == 2 and isinstance(y[0], list) and isinstance(y[1], list)
             and len(x[0]) == len(y[0]) and len(x[1]) == len(y[1])):
       return False
-    if not all(agree(a, b, REPLAY_REL_TOL) for a, b in zip(x[0] + x[1], y[0] + y[1])):
+    if not all(agree(a, b, REPLAY_REL_TOL, by_value) for a, b in zip(x[0] + x[1], y[0] + y[1])):
       return False
   return True
 
@@ -715,11 +730,12 @@ def _cut_prefix(first: Any, second: Any) -> list | None:
   return ["replay", PREFIX_OUTCOME, a[1][:n]]
 
 
-def _agrees(expected: Any, got: Any, replayed: bool = False, lenient: bool | tuple[str, ...] = False) -> bool:
+def _agrees(expected: Any, got: Any, replayed: bool = False, lenient: bool | tuple[str, ...] = False,
+            by_value: bool = False) -> bool:
   """`agree` (`replay_agree` for a replayed test), with anything malformed (code under test
   can sign results of its own in the harness's process) counted as a disagreement."""
   try:
-    return bool(replay_agree(expected, got, lenient) if replayed else agree(expected, got))
+    return bool(replay_agree(expected, got, lenient, by_value) if replayed else agree(expected, got))
   except (IndexError, TypeError, ValueError, KeyError, OverflowError):
     return False
 
@@ -1088,7 +1104,8 @@ class Oracle:
                                       "expected": _short(plan.expected[call.id]), "got": _short(result)})
     for key, expected in plan.replay_expected.items():
       result = got.results.get(key)
-      if not _agrees(expected, result, True, plan.replay.lenient(key[len(REPLAY_PREFIX):])):
+      nodeid = key[len(REPLAY_PREFIX):]
+      if not _agrees(expected, result, True, plan.replay.lenient(nodeid), plan.replay.numeric(nodeid)):
         verdict.disagreements.append({"function": key[len(REPLAY_PREFIX):], "args": " (replayed on other inputs)",
                                       "expected": _short(expected), "got": _short(result)})
     # Every expected result missing is a disagreement, so a run that ended early flags through

@@ -1417,7 +1417,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   lenient = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _LENIENT_KINDS)
   type_refusal = tuple(root for k, root in enumerate(roots) if _variant(k)[1] in _TYPE_REFUSAL_KINDS)
   return Replay(roots=tuple(roots), files=tuple(files), test_paths=tuple(test_paths), logging=uses_caplog,
-                lenient_roots=lenient, type_refusal_roots=type_refusal)
+                lenient_roots=lenient, type_refusal_roots=type_refusal,
+                numeric_roots=tuple(root for k, root in enumerate(roots) if _variant(k)[1] == "minified"))
 
 
 def uses_replay(mode: str, uncovered: int, calls: int) -> bool:
