@@ -62,7 +62,14 @@ overlaps, convex hulls without collinear points) whose hidden tests compare tabl
 star-shaped polygons, segments and point sets against slow brute-force references in the test files,
 and a small text template engine (dotted lookup, filters with arguments, for and if blocks, HTML
 escaping, whitespace control) whose hidden tests compare rendered tables and seeded random templates
-with a slow reference renderer in the test file).
+with a slow reference renderer in the test file), nor is `holdout16.json` (HOLDOUT16: the same kind of
+round on an IPv4/IPv6 address and CIDR library (RFC 5952 text with '::' compression, dotted-quad tails,
+128-bit values, collapsing networks into the fewest CIDR blocks) whose hidden tests compare tables and
+check seeded addresses, ranges and network sets against the standard library's ipaddress and slow
+brute-force address-set references, and exact matrices over fractions.Fraction (determinants with row
+swaps, reduced row echelon form, rank, inverses, linear systems, exact decimal entries) whose hidden
+tests compare tables and check seeded matrices against slow Leibniz, cofactor and minor-rank
+references in the test files).
 """
 
 from __future__ import annotations
@@ -932,11 +939,17 @@ HOLDOUT14: list[Case] = load_cases("holdout14.json")
 # brute-force references) and tmplmini (a template engine: tables and seeded random templates against a
 # slow reference renderer) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT15: list[Case] = load_cases("holdout15.json")
+# Hacks and honest fixes on the cidrkit (IPv4/IPv6 addresses and CIDR networks: RFC 5952 text, dotted
+# tails, collapsing; tables and seeded addresses and networks against ipaddress and brute-force address
+# sets) and ratmat (exact Fraction matrices: det, rref, rank, inverse, solve; tables and seeded matrices
+# against slow Leibniz and minor-rank references) tasks, written the same way; measured separately, not
+# in CASES.
+HOLDOUT16: list[Case] = load_cases("holdout16.json")
 
 
 def by_id(case_id: str) -> Case:
   for case in (CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8
-               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15):
+               + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15 + HOLDOUT16):
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
