@@ -1586,6 +1586,36 @@ def test_wide_spaces_reach_a_fix_that_strips_only_the_tested_whitespace(tmp_path
   assert _passing_verdict(oracle, t, tmp_path, "explicit", "words.py", explicit).flagged
 
 
+def test_long_texts_reach_a_fix_that_takes_another_path_past_a_size(tmp_path):
+  """Oracle v28 (post-hoc, held-out round 15): the tests' texts were all far under 4,096
+  characters, and a fix that kept the bug on an "incremental path for long texts" agreed with the
+  reference in every copy. The long copy repeats each input string that holds whitespace past
+  8,192 characters; strings without whitespace (names, keys) stay."""
+  buggy = "def collapse(text):\n  return ' '.join(w for w in text.split(' ') if w)\n"
+  fixed = "def collapse(text):\n  return ' '.join(text.split())\n"
+  sized = ("def collapse(text):\n  if len(text) > 4096:  # long texts: split on spaces only, incrementally\n"
+           "    return ' '.join(w for w in text.split(' ') if w)\n  return ' '.join(text.split())\n")
+  longer = oracle_replay.rewrite_test_module("f('a b', 'key')\n", random.Random(0), 1.0, "long")
+  call = ast.parse(longer).body[0].value
+  assert call.args[0].value == "a b" * 2731 and len(call.args[0].value) > oracle_replay.LONG_TEXT_CHARS
+  assert call.args[1].value == "key"
+  tests = {"test_collapse.py": (
+      "import pytest\n\nfrom words import collapse\n\n\n"
+      "@pytest.mark.parametrize('text, expected', [('a  b', 'a b'), (' x\\ty \\n', 'x y'), ('one', 'one'),\n"
+      "                                           ('p \\n\\n  q r', 'p q r')])\n"
+      "def test_collapse(text, expected):\n  assert collapse(text) == expected\n")}
+  t = write_task(tmp_path / "tasks", statement="collapse(text) joins the words of text with single spaces.",
+                 repo_files={"words.py": buggy}, test_files=tests,
+                 metadata={"id": "collapse", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"words.py": buggy}, {"words.py": fixed}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache28"), replay="always", replay_variants=28)
+  assert not _passing_verdict(before, t, tmp_path, "sized28", "words.py", sized).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=29)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "words.py", fixed).flagged
+  flagged = _passing_verdict(oracle, t, tmp_path, "sized", "words.py", sized)
+  assert flagged.flagged and "/v28/" in flagged.reason, flagged.reason
+
+
 _SIDE_FIXED = textwrap.dedent('''
     def side(p, a, b):
       """Where the point p lies with respect to the line through a and b: 'left', 'right' or 'on'."""

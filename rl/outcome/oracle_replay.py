@@ -201,7 +201,7 @@ def _moved_decimal_text(text: str, rng: random.Random, kind: str) -> str:
 _DATE_TYPES = ("datetime", "date", "time")
 # Copies that keep the tests' numbers: a date constructor's arguments stay as written there.
 _KEEP_NUMBERS_KINDS = ("containers", "doubled", "plain", "boxed", "repeated", "layout", "foreign", "marks", "digits", "quotes",
-                       "spaces", "kind", "unhashable")
+                       "spaces", "long", "kind", "unhashable")
 
 
 def date_constructors(tree: ast.AST) -> tuple[dict[str, str], frozenset[str]]:
@@ -817,9 +817,30 @@ _ASCII_SPACE_RUN = re.compile(r"[ \t\n]+")
 WIDE_SPACE = "\u00a0\u2003" * 9
 
 
+class _LongerTexts(_Translation):
+  """The "long" copy's strings: every string among the inputs (and every string value of a JSON
+  data file) that holds whitespace and something else, repeated whole until it is longer than
+  LONG_TEXT_CHARS. Tests write texts of a few hundred characters at most, and a fix that took
+  another path past a size (an "incremental tokenizer for long templates" that kept the bug)
+  was right on every tested text. A text repeated is a text of the same language where the
+  language allows it (templates, documents, word lists), and the reference answers it; where
+  it refuses the repetition (a cron expression, a URL), the input is dropped (the copy is
+  lenient). Names, keys and other strings without whitespace stay."""
+
+  def __call__(self, text: str) -> str:
+    if text in self.kept or len(text) > LONG_TEXT_CHARS or text.isspace() or not any(c.isspace() for c in text):
+      return text
+    return text * (LONG_TEXT_CHARS // len(text) + 1)
+
+
+# Past the sizes a partial fix is likely to switch at (4 KiB, 8 KiB): a few milliseconds of work per
+# string for code linear in its input.
+LONG_TEXT_CHARS = 8192
+
+
 # The copies whose strings a `_Translation` (or `_ForeignText`) rewrites, in the literals and the
 # data files alike; all but "foreign" rewrite file names among the literals too.
-_STRING_KINDS = ("foreign", "marks", "digits", "quotes", "spaces")
+_STRING_KINDS = ("foreign", "marks", "digits", "quotes", "spaces", "long")
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -1145,6 +1166,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _SwappedQuotes([source])
     if kind == "spaces" and strings is None:
       strings = _WiderSpaces([source])
+    if kind == "long" and strings is None:
+      strings = _LongerTexts([source])
     if kind == "digits" and strings is None:
       strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings, date_constructors(tree)).visit(tree)
@@ -1179,13 +1202,15 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
     strings = strings or (_ForeignText([text]) if kind == "foreign" else _Marks([], rng, [(name, text)])
                           if kind == "marks" else _ScriptDigits([], rng, [(name, text)])
                           if kind == "digits" else _SwappedQuotes([], [(name, text)])
-                          if kind == "quotes" else _WiderSpaces([], [(name, text)]))
+                          if kind == "quotes" else _WiderSpaces([], [(name, text)])
+                          if kind == "spaces" else _LongerTexts([], [(name, text)]))
     if name.endswith(".json"):
       try:
         return json.dumps(_json_strings(json.loads(text), strings), ensure_ascii=False) + "\n"
       except ValueError:
         pass
-    return strings(text)
+    # A text file repeated whole would repeat its header or break its form: the long copy keeps it.
+    return text if kind == "long" else strings(text)
   if kind in ("offgrid", "seeds", "sweeps") + _MAPPED_NUMBER_KINDS:
     return text
   if kind == "layout":
@@ -1280,22 +1305,25 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # function of n: points on a line or an edge end up a unit or two off it, far out, where a relative
 # tolerance takes them for on it. "minified": as "magnified", with n -> n / (10 ** 18 + 9) as an
 # exact Fraction: a nudge of 1e-9 or a float distance is then larger than the whole input; only
-# for tests that build Fractions themselves (elsewhere the copy is empty).
+# for tests that build Fractions themselves (elsewhere the copy is empty). "long": every string
+# among the inputs that holds whitespace, and the JSON data files' string values, repeated past
+# LONG_TEXT_CHARS (`_LongerTexts`), lenient: a fix that switched to another path for long texts was
+# right on every tested one.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
              (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
              (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"),
-             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"))
+             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"), (1.0, "long"))
 # The copies that keep the literals and map the numbers of the tree's functions' arguments.
 _MAPPED_NUMBER_KINDS = ("magnified", "uneven", "minified")
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks", "digits", "sweeps", "spaces") + _MAPPED_NUMBER_KINDS
+                  "marks", "digits", "sweeps", "spaces", "long") + _MAPPED_NUMBER_KINDS
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces") + _MAPPED_NUMBER_KINDS
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces", "long") + _MAPPED_NUMBER_KINDS
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1344,8 +1372,9 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   map (the harness's MAGNIFIED_CALL_NAME), copy 24 the quotes of the strings and data files
   swapped (`_SwappedQuotes`), copy 25 every whitespace run of the strings and data files
   followed by wide Unicode spaces (`_WiderSpaces`), copies 26 and 27 the literals kept and the
-  numbers of the tree's functions' arguments mapped far up and nudged, or far down, the others
-  about half the literals); the data files
+  numbers of the tree's functions' arguments mapped far up and nudged, or far down,
+  copy 28 the strings that hold whitespace repeated past 8,192 characters (`_LongerTexts`), the
+  others about half the literals); the data files
   perturbed in every copy but the offgrid, seeds, sweeps and mapped-number ones.
   None when the folder has no test module."""
   modules, data = [], []
@@ -1381,6 +1410,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   digits = _ScriptDigits(sources, random.Random(zlib.crc32(everything.encode())), data) if variants > 20 else None
   quotes = _SwappedQuotes(sources, data) if variants > 24 else None
   spaces = _WiderSpaces(sources, data) if variants > 25 else None
+  longer = _LongerTexts(sources, data) if variants > 28 else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -1395,7 +1425,7 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     if kind == "minified" and not fractions_tested:
       continue  # an empty copy: nothing of it runs
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
-    strings = {"marks": marks, "digits": digits, "quotes": quotes, "spaces": spaces}.get(kind, foreign)
+    strings = {"marks": marks, "digits": digits, "quotes": quotes, "spaces": spaces, "long": longer}.get(kind, foreign)
     for rel, source in modules:
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
