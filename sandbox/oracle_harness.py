@@ -24,6 +24,7 @@ import datetime as _datetime
 import decimal
 import fractions
 import functools
+import hashlib
 import json
 import operator
 import os
@@ -108,6 +109,13 @@ _timedelta_parts = tuple(_timedelta.__dict__[n].__get__ for n in ("days", "secon
 _complex = complex
 MAX_ITEMS = 10_000  # per container: a result this large is compared by its head only
 MAX_DEPTH = 20
+_sha256 = hashlib.sha256
+# A replayed test's recorded container whose encoding is longer than this travels as its digest
+# (compact): seeded tests that assert on sets of a few hundred 128-bit addresses, in 29 copies,
+# wrote more than the outcome stream's 64 MiB, and the whole replay was dropped.
+DIGEST_ABOVE_CHARS = 2048
+_CONTAINERS = ("list", "tuple", "set", "frozenset", "dict")
+_BY_VALUE = ("float", "Fraction", "Decimal", "complex")
 
 
 # Equal to the value they wrap and usable wherever it is (arithmetic, str methods, comparison),
@@ -202,6 +210,36 @@ def encode(x, depth=0, text_types=False):
   return ["opaque", getattr(t, "__qualname__", "?")]
 
 
+def _compared_by_encoding(encoded):
+  """Whether the parent compares this encoded value by its encoding alone (rl/outcome/oracle.py's
+  `agree`): no float, Fraction, Decimal or complex where it compares numbers by value (items of
+  lists and tuples, values of dicts; a set's items and a dict's keys are compared as text)."""
+  stack = [encoded]
+  while stack:
+    value = stack.pop()
+    tag = value[0]
+    if tag in _BY_VALUE:
+      return False
+    if tag == "list" or tag == "tuple":
+      stack.extend(value[1])
+    elif tag == "dict":
+      stack.extend(pair[1] for pair in value[1])
+  return True
+
+
+def compact(encoded):
+  """A recorded value as the parent compares it: a large container compared by its encoding
+  alone becomes ["digest", sha256 of its encoding, length] (the same values give the same digest,
+  and any difference another one); everything else as it is. Strings stay whole: the parent
+  reads them (a command line's usage error)."""
+  if encoded[0] not in _CONTAINERS:
+    return encoded
+  text = _dumps(encoded)
+  if _len(text) <= DIGEST_ABOVE_CHARS or not _compared_by_encoding(encoded):
+    return encoded
+  return ["digest", _sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), _len(text)]
+
+
 def _is_str_subclass(value):
   """Whether `value` is an instance of a subclass of str (not a str itself)."""
   return _type(value) is not _str and _issubclass(_type(value), _str)
@@ -271,6 +309,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   import builtins
   import time
   from pytest import hookimpl as pytest_hookimpl  # imported by main() before the tree was on sys.path
+  compact_value = compact  # bound before any code of the tree runs
   records, current = {}, [None]
   # The test a thread of the "plain" copy runs (IN_THREAD_NAME). A test stopped at its time limit
   # leaves its thread running; what that thread records later is dropped, not counted as the
@@ -317,7 +356,7 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
         raise
       except BaseException as e:
         truths.append(["raises", _type(e).__name__])
-    records[key][1].append([[encode_result(v) for v in values], truths])
+    records[key][1].append([[compact_value(encode_result(v)) for v in values], truths])
     if cut_mark_s and monotonic() - started[0] <= cut_mark_s:
       within[key] = _len(records[key][1])
     if key in stop_after and _len(records[key][1]) >= cap:
