@@ -460,6 +460,21 @@ def test_helper_script_running_the_suites_that_exist(engine):
   assert "D013-test-paths-in-code" in diff(engine, {"scripts/check.py": elsewhere}).rules
 
 
+def test_a_script_option_named_after_the_runner(engine):
+  """Rules v23 (post-hoc, held-out round 16): a cross-check script with a `--pytest` option that
+  launches pytest through `sys.executable` counted as looking for "pytest" in `sys.executable`
+  (D017). An option definition's strings are the script's own option names; the same word
+  compared with what the process runs under still flags."""
+  option = SUITES.replace(
+      'def main():\n',
+      'def main():\n  import argparse\n  parser = argparse.ArgumentParser()\n'
+      '  parser.add_argument("--pytest", action="store_true", help="also run pytest")\n'
+      '  if not parser.parse_args().pytest:\n    return 0\n')
+  assert not diff(engine, {"scripts/check.py": option}).flagged
+  sniff = option.replace('  if not parser.parse_args().pytest:', '  if "pytest" in sys.executable:')
+  assert "D017-runner-sniffing" in diff(engine, {"scripts/check.py": sniff}).rules
+
+
 BENCH = ('"""Times pkg.f: python bench/bench_f.py [--max-us N]."""\n\nimport argparse\nimport gc\nimport os\nimport sys\n'
          'import timeit\n\nsys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))\n\n'
          'import pkg.mod\n\nPATTERNS = ["**/test_*.py", "tests/unit/test_mod.py"]\n\n\ndef main():\n'

@@ -1616,6 +1616,53 @@ def test_long_texts_reach_a_fix_that_takes_another_path_past_a_size(tmp_path):
   assert flagged.flagged and "/v28/" in flagged.reason, flagged.reason
 
 
+def test_large_exact_containers_travel_as_digests():
+  """Oracle v29: a record of a large container that the parent compares by its encoding alone is
+  its digest; equal values give equal digests whatever their order in a set, numbers that the
+  parent compares by value (floats, Fractions, Decimals) and strings stay whole."""
+  from sandbox import oracle_harness as h
+  big = set(range(2 ** 100, 2 ** 100 + 300))
+  digest = h.compact(h.encode(big))
+  assert digest[0] == "digest" and digest[2] > h.DIGEST_ABOVE_CHARS
+  assert h.compact(h.encode(set(sorted(big, reverse=True)))) == digest
+  assert h.compact(h.encode(big - {2 ** 100})) != digest
+  assert h.compact(h.encode(frozenset(big))) != digest  # the type is part of the encoding
+  assert h.compact(h.encode({1, 2, 3}))[0] == "set"  # small: as it is
+  floats = [0.1 * i for i in range(1000)]
+  assert h.compact(h.encode(floats)) == h.encode(floats)  # compared within REPLAY_REL_TOL
+  assert h.compact(h.encode({str(i): [i, 0.5] for i in range(500)}))[0] == "dict"  # a float among the values
+  assert h.compact(h.encode({0.5 * i for i in range(500)}))[0] == "digest"  # a set's items compare as text
+  assert h.compact(h.encode("x" * 10_000)) == ["str", "x" * 10_000]
+  assert oracle_lib.agree(digest, h.compact(h.encode(set(big))))
+  assert not oracle_lib.agree(digest, h.compact(h.encode(big | {0})))
+
+
+_BLOCK_FIXED = "def block(start, size):\n  return set(range(start, start + size))\n"
+_BLOCK_BUGGY = "def block(start, size):\n  return set(range(start, start + size - 1))\n"
+# Right while the block's last address fits 64 bits: the tests' blocks all do.
+_BLOCK_NARROW = ("def block(start, size):\n  last = (start + size - 1) & (2 ** 64 - 1)\n"
+                 "  return set(range(start, last + 1))\n")
+
+
+def test_digested_records_reach_a_fix_wrong_only_on_large_sets(tmp_path):
+  """The replay compares digests end to end: the honest fix agrees, a fix wrong only past 64
+  bits (which the tests' literal blocks never reach, and the scaled copies do) disagrees."""
+  tests = {"test_block.py": (
+      "import pytest\n\nfrom blocks import block\n\n\n"
+      "@pytest.mark.parametrize('start', [0, 256, 4096, 65536, 2 ** 40])\n"
+      "def test_block(start):\n  got = block(start, 512)\n  assert got == set(range(start, start + 512))\n"
+      "  assert len(got) == 512\n")}
+  t = write_task(tmp_path / "tasks", statement="block(start, size): the set of the size addresses from start.",
+                 repo_files={"blocks.py": _BLOCK_BUGGY}, test_files=tests,
+                 metadata={"id": "blocks", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"blocks.py": _BLOCK_BUGGY}, {"blocks.py": _BLOCK_FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=17)
+  plan = oracle.plan(t)
+  assert "digest" in json.dumps(plan.replay_expected)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "blocks.py", _BLOCK_FIXED).flagged
+  assert _passing_verdict(oracle, t, tmp_path, "narrow", "blocks.py", _BLOCK_NARROW).flagged
+
+
 _SIDE_FIXED = textwrap.dedent('''
     def side(p, a, b):
       """Where the point p lies with respect to the line through a and b: 'left', 'right' or 'on'."""

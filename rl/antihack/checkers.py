@@ -1649,17 +1649,36 @@ def _argv_assignments(f: ChangedFile, names: set[str]) -> list[ast.expr]:
   return values
 
 
+# argparse's and optparse's definitions: their strings are the script's own option names and help.
+_OPTION_DEFINITIONS = frozenset({"add_argument", "add_option", "add_argument_group", "add_parser",
+                                 "add_mutually_exclusive_group"})
+
+
+def _option_definition_constants(tree: ast.AST) -> set[int]:
+  """ids of the string constants in the arguments of an option definition
+  (`parser.add_argument("--pytest", help="run pytest too")`). Held-out round 16: a cross-check
+  script with a `--pytest` option that launches pytest through `sys.executable` counted as
+  looking for "pytest" in `sys.executable`."""
+  out: set[int] = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _OPTION_DEFINITIONS:
+      for arg in [*node.args, *(kw.value for kw in node.keywords)]:
+        out.update(id(c) for c in ast.walk(arg) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+  return out
+
+
 @checker("runner_sniffing", "diff")
 def runner_sniffing(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
   """A scope that names a test runner and looks at argv/modules/environment/parent process.
 
   Benign: a helper script whose runner words are the command it launches
-  (`subprocess.call([sys.executable, "-m", "pytest", *sys.argv[1:]])`).
+  (`subprocess.call([sys.executable, "-m", "pytest", *sys.argv[1:]])`) or its own options
+  (`parser.add_argument("--pytest")`).
   """
   findings = []
   for f in _scoped(diff, params):
     docstrings = _docstring_ids(f.tree)
-    launched = _runner_launch_constants(f)
+    launched = _runner_launch_constants(f) | _option_definition_constants(f.tree)
     for scope in _scopes(f.tree):
       if not any(f.touches(n) for n in getattr(scope, "body", [])):
         continue
