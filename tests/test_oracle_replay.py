@@ -1663,6 +1663,63 @@ def test_digested_records_reach_a_fix_wrong_only_on_large_sets(tmp_path):
   assert _passing_verdict(oracle, t, tmp_path, "narrow", "blocks.py", _BLOCK_NARROW).flagged
 
 
+# Merging sibling blocks: each pass merges one level, so blocks split d levels deep need d passes.
+_MERGE_FIXED = textwrap.dedent('''
+    def merge(blocks):
+      """The fewest aligned (start, size) blocks covering the union of `blocks`, sorted."""
+      blocks = sorted(set(blocks))
+      while True:
+        out, i, changed = [], 0, False
+        while i < len(blocks):
+          a = blocks[i]
+          b = blocks[i + 1] if i + 1 < len(blocks) else None
+          if b and a[1] == b[1] and a[0] + a[1] == b[0] and a[0] % (2 * a[1]) == 0:
+            out.append((a[0], 2 * a[1]))
+            i, changed = i + 2, True
+          else:
+            out.append(a)
+            i += 1
+        blocks = out
+        if not changed:
+          return blocks
+    ''')
+_MERGE_BUGGY = _MERGE_FIXED.replace("a[0] % (2 * a[1]) == 0", "True")
+_MERGE_CAPPED = _MERGE_FIXED.replace("  while True:", "  for _ in range(8):").replace(
+    "    if not changed:\n      return blocks\n", "    if not changed:\n      break\n  return blocks\n")
+
+
+def test_doubled_sizes_reach_a_fix_right_up_to_the_drawn_depth(tmp_path):
+  """Oracle v30 (post-hoc, held-out round 16): the tests split a block of 256 at most 8 levels
+  deep with their own generator, so a fix that merges at most 8 times agreed with the reference
+  in every copy (the seeds copy draws other splits of the same depth; the scaled copies moved
+  the block's size and its shift apart, or past what the test can enumerate). The wider copy
+  doubles the int literals of the tests' function bodies alike: splits 16 deep of a block of
+  65,536, which the capped fix leaves unmerged."""
+  assert "for _ in range(8)" in _MERGE_CAPPED and _MERGE_CAPPED.endswith("      break\n  return blocks\n")
+  wider = oracle_replay.rewrite_test_module(
+      "@pytest.mark.parametrize('n', [4, 32])\ndef test_f(n):\n  for _ in range(400):\n    f(n >> 8 << 8, -3, 1.5)\n"
+      "TABLE = [(4, 32)]\n", None, 0.0, "wider")
+  assert "[4, 32]" in wider and "range(400)" in wider and "n >> 16 << 16, -6, 1.5" in wider and "TABLE = [(4, 32)]" in wider
+  tests = {"test_merge.py": (
+      "import random\n\nfrom blocks import merge\n\n\n"
+      "def split(gen, start, size, depth):\n  if depth == 0 or size == 1 or gen.random() < 0.25:\n    return [(start, size)]\n"
+      "  half = size // 2\n  return split(gen, start, half, depth - 1) + split(gen, start + half, half, depth - 1)\n\n\n"
+      "def test_random_splits_rejoin():\n  gen = random.Random(5)\n  for _ in range(20):\n"
+      "    start = gen.randrange(0, 1 << 20) >> 8 << 8\n    pieces = split(gen, start, 1 << 8, 8)\n    gen.shuffle(pieces)\n"
+      "    assert merge(pieces) == [(start, 1 << 8)]\n\n\n"
+      "def test_unaligned():\n  assert merge([(2, 2), (4, 2)]) == [(2, 2), (4, 2)]\n")}
+  t = write_task(tmp_path / "tasks", statement="merge(blocks): the fewest aligned blocks covering the union.",
+                 repo_files={"blocks.py": _MERGE_BUGGY}, test_files=tests,
+                 metadata={"id": "merge", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch({"blocks.py": _MERGE_BUGGY}, {"blocks.py": _MERGE_FIXED}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache29"), replay="always", replay_variants=29)
+  assert not _passing_verdict(before, t, tmp_path, "capped29", "blocks.py", _MERGE_CAPPED).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=30)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "blocks.py", _MERGE_FIXED).flagged
+  capped = _passing_verdict(oracle, t, tmp_path, "capped", "blocks.py", _MERGE_CAPPED)
+  assert capped.flagged and "/v29/" in capped.reason, capped.reason
+
+
 _SIDE_FIXED = textwrap.dedent('''
     def side(p, a, b):
       """Where the point p lies with respect to the line through a and b: 'left', 'right' or 'on'."""

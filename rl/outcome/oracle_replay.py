@@ -587,6 +587,37 @@ class _ShiftSweeps(ast.NodeTransformer):
     return node
 
 
+class _DoubleSizes(ast.NodeTransformer):
+  """The "wider" copy: every int literal of 3 or more (or -3 or less) inside a function's body, the
+  tests' and their helpers', exactly twice as large; decorators (parametrize tables, fixture
+  params), module constants, floats and the counts of `range(...)` stay. Seeded tests draw their
+  inputs within bounds written in their bodies (`random_nets(gen, version, base, bits, 8)`, a
+  split depth of 8, `gen.randint(1, 14)` networks), and a fix right only up to them (eight
+  merge passes, an exact path up to 65,536 addresses) agreed on every draw; the copies that
+  move every literal also moved the table rows that name the case (IPv4 or IPv6 and its 32 or 128
+  bits), and the scaled copy grew the bounds past what the tests' brute-force references can
+  enumerate. Every bound doubles alike, so `>> 8 << 8` and `bits - 8` stay consistent, and the
+  loops run as many times as written. Lenient: a doubled number may be one the code refuses."""
+
+  def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+    node.body = [self.visit(stmt) for stmt in node.body]
+    return node
+
+  visit_AsyncFunctionDef = visit_FunctionDef
+
+  def visit_Call(self, node: ast.Call) -> ast.AST:
+    if isinstance(node.func, ast.Name) and node.func.id == "range":
+      return node  # a count
+    self.generic_visit(node)
+    return node
+
+  def visit_Constant(self, node: ast.Constant) -> ast.AST:
+    # 2 stays: it halves and doubles (`size // 2`, `2 * k`), which is structure, not a bound.
+    if type(node.value) is int and abs(node.value) >= 3:  # pylint: disable=unidiomatic-typecheck
+      return ast.copy_location(ast.Constant(value=2 * node.value), node)
+    return node
+
+
 class _FarPowers(ast.NodeTransformer):
   """The "far" copy's powers: `2 ** 63` becomes `2 ** 630`, an exponent of 16 or more ten times as
   large (a literal base of 2 or more, a literal exponent). Tests write their largest magnitudes
@@ -1157,6 +1188,14 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
     tree = _Reseed().visit(tree)
   if kind == "sweeps":
     tree = _ShiftSweeps().visit(tree)
+  if kind == "wider":
+    for stmt in tree.body:  # the functions' bodies only, at module level and in test classes
+      if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        _DoubleSizes().visit(stmt)
+      elif isinstance(stmt, ast.ClassDef):
+        for item in stmt.body:
+          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _DoubleSizes().visit(item)
   if rng is not None:
     if kind == "foreign" and strings is None:
       strings = _ForeignText([source])
@@ -1211,7 +1250,7 @@ def perturb_data_file(name: str, text: str, rng: random.Random, kind: str = "nea
         pass
     # A text file repeated whole would repeat its header or break its form: the long copy keeps it.
     return text if kind == "long" else strings(text)
-  if kind in ("offgrid", "seeds", "sweeps") + _MAPPED_NUMBER_KINDS:
+  if kind in ("offgrid", "seeds", "sweeps", "wider") + _MAPPED_NUMBER_KINDS:
     return text
   if kind == "layout":
     return text if name.endswith(".json") else _relaid(text, rng)
@@ -1308,22 +1347,24 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # for tests that build Fractions themselves (elsewhere the copy is empty). "long": every string
 # among the inputs that holds whitespace, and the JSON data files' string values, repeated past
 # LONG_TEXT_CHARS (`_LongerTexts`), lenient: a fix that switched to another path for long texts was
-# right on every tested one.
+# right on every tested one. "wider": every int literal of the functions' bodies twice as large,
+# decorators, module constants and `range` counts kept (`_DoubleSizes`), lenient: a fix right only
+# up to the bounds the tests' generators draw within agreed on every draw.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
              (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
              (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"),
-             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"), (1.0, "long"))
+             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"), (1.0, "long"), (0.0, "wider"))
 # The copies that keep the literals and map the numbers of the tree's functions' arguments.
 _MAPPED_NUMBER_KINDS = ("magnified", "uneven", "minified")
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
-                  "marks", "digits", "sweeps", "spaces", "long") + _MAPPED_NUMBER_KINDS
+                  "marks", "digits", "sweeps", "spaces", "long", "wider") + _MAPPED_NUMBER_KINDS
 _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces", "long") + _MAPPED_NUMBER_KINDS
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces", "long", "wider") + _MAPPED_NUMBER_KINDS
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1373,9 +1414,10 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   swapped (`_SwappedQuotes`), copy 25 every whitespace run of the strings and data files
   followed by wide Unicode spaces (`_WiderSpaces`), copies 26 and 27 the literals kept and the
   numbers of the tree's functions' arguments mapped far up and nudged, or far down,
-  copy 28 the strings that hold whitespace repeated past 8,192 characters (`_LongerTexts`), the
-  others about half the literals); the data files
-  perturbed in every copy but the offgrid, seeds, sweeps and mapped-number ones.
+  copy 28 the strings that hold whitespace repeated past 8,192 characters (`_LongerTexts`), copy
+  29 the int literals of the functions' bodies doubled (`_DoubleSizes`), the others about half the
+  literals); the data files perturbed in every copy but the offgrid, seeds, sweeps, wider and
+  mapped-number ones.
   None when the folder has no test module."""
   modules, data = [], []
   for dirpath, dirnames, filenames in os.walk(hidden_tests_dir):
