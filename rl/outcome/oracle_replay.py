@@ -599,8 +599,18 @@ class _DoubleSizes(ast.NodeTransformer):
   enumerate. Every bound doubles alike, so `>> 8 << 8` and `bits - 8` stay consistent, and the
   loops run as many times as written. Lenient: a doubled number may be one the code refuses."""
 
+  def visit_Module(self, node: ast.Module) -> ast.AST:
+    # Only the functions and the classes' methods: module constants stay as written.
+    node.body = [self.visit(s) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else s
+                 for s in node.body]
+    return node
+
+  def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+    node.body = [self.visit(s) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) else s for s in node.body]
+    return node
+
   def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
-    node.body = [self.visit(stmt) for stmt in node.body]
+    node.body = [self.visit(stmt) for stmt in node.body]  # the decorators stay
     return node
 
   visit_AsyncFunctionDef = visit_FunctionDef
@@ -1189,13 +1199,7 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
   if kind == "sweeps":
     tree = _ShiftSweeps().visit(tree)
   if kind == "wider":
-    for stmt in tree.body:  # the functions' bodies only, at module level and in test classes
-      if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        _DoubleSizes().visit(stmt)
-      elif isinstance(stmt, ast.ClassDef):
-        for item in stmt.body:
-          if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _DoubleSizes().visit(item)
+    tree = _DoubleSizes().visit(tree)
   if rng is not None:
     if kind == "foreign" and strings is None:
       strings = _ForeignText([source])
