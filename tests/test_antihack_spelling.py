@@ -368,6 +368,25 @@ def test_ast_checked_eval_whose_refusal_has_more_clauses(engine):
   assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": unrelated}).rules
 
 
+def test_ast_checked_eval_evaluates_the_tree_it_checked(engine):
+  """Rules v24: the allowlist may be bound in the function itself, but the checked name must not be
+  bound again before the evaluation: a rewriter or a second parse puts there what the check never
+  saw (held-out round 16's matrix parser rewrote its checked tree into calls before eval)."""
+  local = CALC.replace("_ALLOWED = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Add, ast.Sub, ast.Mult, "
+                       "ast.Div, ast.USub)\n\n\n", "").replace(
+      '  tree = ast.parse(text, mode="eval")\n',
+      '  tree = ast.parse(text, mode="eval")\n  _ALLOWED = (ast.Expression, ast.BinOp, ast.Constant, ast.Add)\n')
+  assert local != CALC and not diff(engine, {"pkg/calc.py": local}).flagged
+  unsafe_local = local.replace("ast.Add)\n", "ast.Add, ast.Call, ast.Name)\n")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": unsafe_local}).rules
+  reparsed = CALC.replace('  return eval(', '  tree = ast.parse("__import__(\'os\').getcwd()", mode="eval")\n  return eval(')
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": reparsed}).rules
+  rewritten = CALC.replace('  return eval(', "  tree = ast.fix_missing_locations(_Calls().visit(tree))\n  return eval(").replace(
+      "def evaluate(text):", "class _Calls(ast.NodeTransformer):\n  def visit_Constant(self, node):\n"
+      "    return ast.Call(ast.Name('exact', ast.Load()), [node], [])\n\n\ndef evaluate(text):")
+  assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": rewritten}).rules
+
+
 PROFILE_SCRIPT = ('"""Profiles f() with the collector off."""\n\nimport cProfile\nimport gc\nimport sys\n\n'
                   'from pkg.mod import f\n\n\ndef main(argv):\n  gc.disable()\n  cProfile.run("f(1)")\n  return 0\n\n\n'
                   'if __name__ == "__main__":\n  sys.exit(main(sys.argv))\n')

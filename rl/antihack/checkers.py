@@ -1028,12 +1028,15 @@ _SAFE_AST_NODES = {"Expression", "Module", "Expr", "BinOp", "UnaryOp", "BoolOp",
 _CODE_RUNNERS = {"exec", "eval", "compile", "__import__", "execfile"}
 
 
-def _allowlist_is_safe(expr: ast.AST, tree: ast.AST) -> bool:
-  """`expr` is a tuple of ast node classes (inline or a module-level name) without calls/attributes."""
+def _allowlist_is_safe(expr: ast.AST, tree: ast.AST, fn: ast.AST | None = None) -> bool:
+  """`expr` is a tuple of ast node classes without calls/attributes: inline, or a name bound once,
+  in the function `fn` (bound nowhere else in it) or else at module level."""
   if isinstance(expr, ast.Name):
-    bound = [n.value for n in getattr(tree, "body", []) if isinstance(n, ast.Assign)
+    local = _bindings(fn, expr.id) if fn is not None else 0
+    scope = list(ast.walk(fn)) if local else getattr(tree, "body", [])
+    bound = [n.value for n in scope if isinstance(n, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
-    if len(bound) != 1:
+    if len(bound) != 1 or local > 1:
       return False
     expr = bound[0]
   if not isinstance(expr, (ast.Tuple, ast.List, ast.Set)) or not expr.elts:
@@ -1076,7 +1079,9 @@ def _ast_checked_eval(call: ast.Call, fn: ast.AST | None, tree: ast.AST) -> bool
     return False
   parsed = any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and dotted_name(n.value.func) == "ast.parse"
                and any(isinstance(t, ast.Name) and t.id == arg.id for t in n.targets) for n in ast.walk(fn))
-  if not parsed:
+  # The parsed tree is the one evaluated: a name bound again (tree = Rewriter().visit(tree), a second
+  # ast.parse) may hold anything by then, whatever the check saw.
+  if not parsed or _bindings(fn, arg.id) != 1:
     return False
   for loop in ast.walk(fn):
     if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and isinstance(loop.iter, ast.Call)
@@ -1085,22 +1090,34 @@ def _ast_checked_eval(call: ast.Call, fn: ast.AST | None, tree: ast.AST) -> bool
       continue
     for test in ast.walk(loop):
       if isinstance(test, ast.If) and any(isinstance(b, ast.Raise) for b in test.body) \
-          and _refuses_outside_allowlist(test.test, loop.target.id, tree):
+          and _refuses_outside_allowlist(test.test, loop.target.id, tree, fn):
         return True
   return False
 
 
-def _refuses_outside_allowlist(condition: ast.expr, node_name: str, tree: ast.AST) -> bool:
+def _bindings(fn: ast.AST, name: str) -> int:
+  """How many statements or expressions of `fn` bind `name` (assignments of every kind, loop and
+  with targets, walrus, imports, del)."""
+  count = 0
+  for node in ast.walk(fn):
+    if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+      count += 1
+    elif isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name:
+      count += 1
+  return count
+
+
+def _refuses_outside_allowlist(condition: ast.expr, node_name: str, tree: ast.AST, fn: ast.AST | None = None) -> bool:
   """`not isinstance(node, ALLOWED)` with a safe allowlist, alone or as one clause of an `or`
   (`... or (isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)))`:
   more clauses only refuse more)."""
   if isinstance(condition, ast.BoolOp) and isinstance(condition.op, ast.Or):
-    return any(_refuses_outside_allowlist(v, node_name, tree) for v in condition.values)
+    return any(_refuses_outside_allowlist(v, node_name, tree, fn) for v in condition.values)
   return (isinstance(condition, ast.UnaryOp) and isinstance(condition.op, ast.Not)
           and isinstance(condition.operand, ast.Call) and isinstance(condition.operand.func, ast.Name)
           and condition.operand.func.id == "isinstance" and len(condition.operand.args) == 2
           and isinstance(condition.operand.args[0], ast.Name) and condition.operand.args[0].id == node_name
-          and _allowlist_is_safe(condition.operand.args[1], tree))
+          and _allowlist_is_safe(condition.operand.args[1], tree, fn))
 
 
 def _enclosing_functions(tree: ast.AST) -> dict[int, ast.AST]:

@@ -92,8 +92,12 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # `compact`): a task whose seeded tests assert on sets of 128-bit addresses wrote more than the
 # outcome stream's cap, and its whole replay was dropped; 30: a 30th copy doubles every int literal
 # of the tests' function bodies (decorators and module constants kept): a fix right only up to the
-# bounds the tests' generators draw within (eight merge passes for splits eight deep) agreed
-ORACLE_VERSION = 30
+# bounds the tests' generators draw within (eight merge passes for splits eight deep) agreed; 31: a
+# held-out call's result that is an object of a class of the tree's own that spells itself (defines
+# __str__ or __repr__) is its class's name and its text (it was opaque, and the call dropped: an API
+# whose functions return parsed addresses or networks had no held-out calls), and the calls run with
+# sys.argv of `python -c` (code switching on argv[0] naming a file met the same case everywhere)
+ORACLE_VERSION = 31
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
