@@ -170,7 +170,8 @@ def encode(x, depth=0, text_types=False):
   stand-in of the replay counts as the type it stands in for). With `text_types` (a held-out
   call's result), an instance of a subclass of str (a template engine's Markup) is its class's
   module and qualified name and its characters, read with str's own method (what the subclass's
-  methods say of it is not asked); otherwise it is opaque, as any other object."""
+  methods say of it is not asked); otherwise it is opaque. An object of a class of the tree's own
+  that spells itself (`_spells_itself`) is its class's name and str(); any other object is opaque."""
   t = _type(x)
   t = _UNHASHABLE_BASE.get(t, t)
   if depth > MAX_DEPTH:
@@ -208,14 +209,27 @@ def encode(x, depth=0, text_types=False):
     return ["dict", _sorted(pairs, key=lambda p: p[0])]
   if text_types and _issubclass(t, _str):  # the object's own type, not its __class__
     return ["text", f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', '?')}", _str_of(x)]
-  if text_types and _spells_itself(t):
-    # An object of a class of the code's (a parsed address, a matrix) that spells its value: its
-    # class's name and its text. Without this, a held-out call returning one was dropped from the
-    # plan, so an API whose functions return their own objects had no held-out calls at all.
-    text = _str(x)
+  if _spells_itself(t):
+    # An object of a class of the code's (a parsed address, a matrix, a position) that spells its
+    # value: its class's name and its text. Without this, a held-out call returning one was dropped
+    # from the plan (an API whose functions return their own objects had no held-out calls), and a
+    # replayed assert on one compared only the truth of its == (which the object's class answers).
+    try:
+      text = _str(x)
+    except (_CallTimeout, _MemoryBudget):
+      raise
+    except BaseException:  # pylint: disable=broad-except  # a __str__ that fails: nothing to spell
+      return ["opaque", getattr(t, "__qualname__", "?")]
     return ["object", f"{getattr(t, '__module__', '?')}.{getattr(t, '__qualname__', '?')}",
             text if _type(text) is _str else _str_of(text)]
   return ["opaque", getattr(t, "__qualname__", "?")]
+
+
+def _own_class(t):
+  """Whether `t` is defined by a module of the tree (a file under its root)."""
+  module = sys.modules.get(getattr(t, "__module__", None) or "")
+  path = getattr(module, "__file__", None)
+  return isinstance(path, _str) and _TREE[0] is not None and os.path.abspath(path).startswith(_TREE[0] + os.sep)
 
 
 def _spells_itself(t):
@@ -223,9 +237,7 @@ def _spells_itself(t):
   class other than object's in its MRO defines __str__ or __repr__ (object's own repr names a
   memory address). The standard library's and other packages' classes stay opaque: a Counter's
   or an OrderedDict's repr follows insertion order, which the tests' == does not compare."""
-  module = sys.modules.get(getattr(t, "__module__", None) or "")
-  path = getattr(module, "__file__", None)
-  if not isinstance(path, _str) or _TREE[0] is None or not os.path.abspath(path).startswith(_TREE[0] + os.sep):
+  if not _own_class(t):
     return False
   for c in _type.__dict__["__mro__"].__get__(t):
     if c is _object:
@@ -737,7 +749,8 @@ def main(argv):
     except _CallTimeout:
       record["r"] = ["raises", "Timeout"]
     except BaseException as e:  # SystemExit and KeyboardInterrupt are answers too
-      record["r"] = ["raises", _type(e).__name__]
+      # "own": an exception class of the tree's (its UnitError): the code refusing the input.
+      record["r"] = ["raises", _type(e).__name__] + (["own"] if _own_class(_type(e)) else [])
     if emit is None or not emit(record):
       sys.stdout.write(_dumps(record) + "\n")  # no channel: the parent counts nothing of this
   sys.argv = harness_argv

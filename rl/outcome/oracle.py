@@ -10,9 +10,11 @@ sandbox (sandbox/oracle.py: results come back as builtin values with exact type 
 signed channel; this process never imports the tree's code). A disagreement beyond
 `oracle_tolerance` zeroes the reward: a verdict of stage `oracle`.
 
-Inputs where the reference raises, returns something that is not a builtin value, or answers
-two identical calls differently are dropped. Numbers compare by value (1 == 1.0, floats within
-a relative 1e-9); everything else compares by exact type and value.
+Inputs where the reference raises a builtin exception, returns something that is not a builtin
+value or an object of the tree's own class that spells itself, or answers two identical calls
+differently are dropped; inputs it refuses with an exception of its own class are kept (a quarter
+of the inputs at most), and a fix must refuse them too. Numbers compare by value (1 == 1.0, floats
+within a relative 1e-9); everything else compares by exact type and value.
 """
 
 from __future__ import annotations
@@ -96,8 +98,14 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # held-out call's result that is an object of a class of the tree's own that spells itself (defines
 # __str__ or __repr__) is its class's name and its text (it was opaque, and the call dropped: an API
 # whose functions return parsed addresses or networks had no held-out calls), and the calls run with
-# sys.argv of `python -c` (code switching on argv[0] naming a file met the same case everywhere)
-ORACLE_VERSION = 31
+# sys.argv of `python -c` (code switching on argv[0] naming a file met the same case everywhere);
+# 32: a replayed assert's operands that are such objects are spelled the same way (an object whose
+# class answers == and iteration for the tested spelling while its fields hold another agreed), and
+# held-out inputs the reference refuses with an exception of its own class are in the plan (a quarter
+# of the inputs at most, on top): a fix must refuse them too, with any exception (a fix accepting
+# prefixes on units the reference refuses them on agreed, as such inputs were dropped); a held-out
+# input string may have one of its numbers written a digit longer (a nonzero digit in front)
+ORACLE_VERSION = 32
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -487,6 +495,10 @@ def _shuffle_drop_or_repeat(items: list, op: int, rng: random.Random) -> bool:
   return True
 
 
+_DIGIT_RUN = re.compile(r"\d+")
+_LEADING_ZERO = re.compile(r"(?<![\d.])0\d")
+
+
 def _perturb(value: Any, pool: list, rng: random.Random, depth: int = 0) -> Any:
   """A value of the same type near `value` (signs kept, characters and elements reused)."""
   if depth > 3 or value is None or isinstance(value, bool):
@@ -501,11 +513,23 @@ def _perturb(value: Any, pool: list, rng: random.Random, depth: int = 0) -> Any:
     new = value * rng.choice([0.5, 1.5, 2.0]) + rng.choice([-0.25, 0.25, 0.5])
     return new if (value >= 0) == (new >= 0) else -new
   if isinstance(value, str):
-    chars = list(value)
-    if _shuffle_drop_or_repeat(chars, rng.randrange(4), rng):
-      return "".join(chars)
-    others = [p for p in pool if isinstance(p, str) and p != value]
-    return value + (rng.choice(others) if others else value[:1])
+    chars, op = list(value), rng.randrange(5)
+    runs = list(_DIGIT_RUN.finditer(value)) if op == 4 else []
+    if runs:
+      # A number written in the text one digit longer ("m^2" -> "m^72", "/24" -> "/324"): sizes,
+      # counts and exponents past the one-digit ones tests tend to write. The digit goes in front
+      # and is never 0: "0" made "02", a leading zero that parsers disagree on.
+      run = rng.choice(runs)
+      return value[:run.start()] + str(rng.randrange(1, 10)) + value[run.start():]
+    if _shuffle_drop_or_repeat(chars, op, rng):
+      new = "".join(chars)
+    else:
+      others = [p for p in pool if isinstance(p, str) and p != value]
+      new = value + (rng.choice(others) if others else value[:1])
+    # A number with a leading zero the text did not have ("3 ** 2 ** 0" + "2 * 3" is "... 02 * 3"):
+    # parsers disagree on those (Python refuses them, a hand-written tokenizer reads 2), so the
+    # input is left as it was (a tested one, dropped).
+    return value if _LEADING_ZERO.search(new) and not _LEADING_ZERO.search(value) else new
   if isinstance(value, (list, tuple)):
     items = list(value)
     if not _shuffle_drop_or_repeat(items, rng.randrange(5), rng) and items:
@@ -665,6 +689,8 @@ def agree(expected: Any, got: Any, rel_tol: float = 1e-9, by_value: bool = False
       if isinstance(a, float) or isinstance(b, float):
         return math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=1e-12)
       return a == b
+  if _refusal(expected):  # the reference refused the input: so must the fix, in any words
+    return isinstance(got, list) and bool(got) and got[0] == "raises"
   a, b = _number(expected), _number(got)
   if a is not None and b is not None:
     if isinstance(a, float) or isinstance(b, float):
@@ -674,6 +700,11 @@ def agree(expected: Any, got: Any, rel_tol: float = 1e-9, by_value: bool = False
   if not (isinstance(expected, list) and isinstance(got, list)) or not expected or not got:
     return expected == got
   if expected[0] != got[0]:
+    # The reference's object does not spell itself and the fix's, of the same class, does (the fix
+    # added a __repr__): nothing to compare but the class, as before objects were spelled. The other
+    # way round (a spelled class made unspellable) is a disagreement.
+    if expected[0] == "opaque" and got[0] == "object" and len(expected) == 2 and len(got) == 3:
+      return str(got[1]).endswith("." + str(expected[1]))
     return False
   if expected[0] == "Decimal":  # by value, as the tests' == compares: Decimal("1.20") is Decimal("1.2")
     return expected == got or _decimal_equal(expected[1:], got[1:])
@@ -749,6 +780,12 @@ def _agrees(expected: Any, got: Any, replayed: bool = False, lenient: bool | tup
     return bool(replay_agree(expected, got, lenient, by_value) if replayed else agree(expected, got))
   except (IndexError, TypeError, ValueError, KeyError, OverflowError):
     return False
+
+
+def _refusal(result: Any) -> bool:
+  """Whether a call's encoded result is an exception of a class of the tree's own (the harness's
+  ["raises", name, "own"]): the code refusing its input."""
+  return isinstance(result, list) and len(result) == 3 and result[0] == "raises" and result[2] == "own"
 
 
 def _usable(result: Any) -> bool:
@@ -945,9 +982,13 @@ class Oracle:
       raise _ReferenceFailed()
     usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
               and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
+    # Inputs the reference refuses with an exception of its own, twice alike: a fix must refuse them
+    # too (with any exception), not answer. A quarter of the inputs at most, on top of the others.
+    refused = [c for c in calls if not c.argv and _refusal(ref.results.get(c.id))
+               and ref.results.get(c.id) == ref.results.get(c.id + "~")][:self.inputs // 4]
     # Both kinds in the plan when both exist: command lines first, up to half.
     lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
-    kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)]
+    kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)] + refused
     if kept:
       start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
                              timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
