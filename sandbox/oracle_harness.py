@@ -381,24 +381,30 @@ def _replay(replay, pytest_main, emit, encode_result, setitimer, timer, start_en
   signal.signal(signal.SIGALRM, on_tick)
 
   def record(ops, *values):
+    """Records one assert (or one clause of an `and`) and returns its truth: a chain of clauses
+    stops at the first false one, as the assert would."""
     key = current[0]
     cap = stop_after.get(key, limit)
-    if key is None or getattr(test_of_thread, "nodeid", key) != key or _len(records[key][1]) >= cap:
-      return
-    truths = []
     pairs = _list(zip(ops, values, values[1:])) if ops else [(None, values[0], None)] if values else []
+    truths, holds = [], True
     for op, left, right in pairs:
       try:
-        truths.append(encode_result(_bool(left if op is None else _COMPARISONS[op](left, right))))
+        truth = _bool(left if op is None else _COMPARISONS[op](left, right))
+        truths.append(encode_result(truth))
+        holds = holds and truth
       except (_CallTimeout, _MemoryBudget):
         raise
       except BaseException as e:
         truths.append(["raises", _type(e).__name__])
+        holds = False
+    if key is None or getattr(test_of_thread, "nodeid", key) != key or _len(records[key][1]) >= cap:
+      return holds
     records[key][1].append([[compact_value(encode_result(v)) for v in values], truths])
     if cut_mark_s and monotonic() - started[0] <= cut_mark_s:
       within[key] = _len(records[key][1])
     if key in stop_after and _len(records[key][1]) >= cap:
       raise _Enough()
+    return holds
 
   # The tests whose records are compared: once all have ended, the tests after them (those the
   # reference's run never reached in its time) are not run.

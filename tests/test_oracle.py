@@ -370,13 +370,18 @@ SPAN_UNORDERED_EQ = SPAN_BUGGY.replace(
     "    return isinstance(other, Span) and sorted((self.lo, self.hi)) == sorted((other.lo, other.hi))")
 
 
+@pytest.mark.parametrize("tests", ["plain", "conjunction"])
 @pytest.mark.parametrize("name, source, flagged", [("unordered-eq", SPAN_UNORDERED_EQ, True),
                                                    ("honest-sorted", SPAN_CASES["honest-sorted"][0], False)])
-def test_replayed_asserts_spell_the_trees_own_objects(tmp_path, name, source, flagged):
+def test_replayed_asserts_spell_the_trees_own_objects(tmp_path, name, source, flagged, tests):
   """Oracle v32: a replayed assert's operands that are objects of the tree's own spelling classes are
-  compared by their text, not only by the truth of the == their class answers."""
+  compared by their text, not only by the truth of the == their class answers. v33: so are those of
+  each clause of an `assert A and B` (it was recorded as one bool)."""
+  test_text = SPAN_REPLAYED_TESTS if tests == "plain" else SPAN_REPLAYED_TESTS.replace(
+      "  assert parse_span(text) == Span(lo, hi)\n",
+      "  got = parse_span(text)\n  assert isinstance(got, Span) and got == Span(lo, hi)\n")
   task = write_task(tmp_path / "tasks", statement="Fix parse_span.", repo_files={"spans.py": SPAN_BUGGY},
-                    test_files={"test_spans.py": SPAN_REPLAYED_TESTS},
+                    test_files={"test_spans.py": test_text},
                     metadata={"id": "spans-replayed", "source": "unit", "license": "MIT"},
                     solution_patch=make_patch({"spans.py": SPAN_BUGGY}, {"spans.py": SPAN_FIXED}))
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="always", replay_variants=2)

@@ -104,8 +104,11 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # held-out inputs the reference refuses with an exception of its own class are in the plan (a quarter
 # of the inputs at most, on top): a fix must refuse them too, with any exception (a fix accepting
 # prefixes on units the reference refuses them on agreed, as such inputs were dropped); a held-out
-# input string may have one of its numbers written a digit longer (a nonzero digit in front)
-ORACLE_VERSION = 32
+# input string may have one of its numbers written a digit longer (a nonzero digit in front); 33:
+# each clause of an `assert A and B and C` is recorded on its own (the record returns its truth, so
+# the chain stops where the assert would): recorded whole, `isinstance(got, Position) and got == pos`
+# compared one bool, and the object the == was asked of was never spelled
+ORACLE_VERSION = 33
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8

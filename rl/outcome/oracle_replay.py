@@ -401,13 +401,23 @@ class _RecordAsserts(ast.NodeTransformer):
 
   def visit_Assert(self, node: ast.Assert) -> ast.AST:
     test = node.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+      # `assert isinstance(got, P) and got == pos and tuple(got) == pos`: each clause recorded on
+      # its own (the record returns its truth, so the clauses after a false one are not evaluated,
+      # as in the assert). Recorded whole, such an assert compared one bool, and an object whose
+      # own == answered for the tested spelling was never seen.
+      chain = ast.BoolOp(op=ast.And(), values=[self._record(v) for v in test.values])
+      return ast.copy_location(ast.Expr(value=chain), node)
+    return ast.copy_location(ast.Expr(value=self._record(test)), node)
+
+  @staticmethod
+  def _record(test: ast.expr) -> ast.Call:
     if isinstance(test, ast.Compare):
       ops = ast.Tuple(elts=[ast.Constant(value=type(op).__name__) for op in test.ops], ctx=ast.Load())
       operands = [test.left, *test.comparators]
     else:
       ops, operands = ast.Constant(value=None), [test]
-    call = ast.Call(func=ast.Name(id=RECORD_NAME, ctx=ast.Load()), args=[ops, *operands], keywords=[])
-    return ast.copy_location(ast.Expr(value=call), node)
+    return ast.Call(func=ast.Name(id=RECORD_NAME, ctx=ast.Load()), args=[ops, *operands], keywords=[])
 
 
 class _PerturbInputs(ast.NodeTransformer):
