@@ -387,6 +387,21 @@ def test_ast_checked_eval_evaluates_the_tree_it_checked(engine):
   assert "D005-obfuscated-code" in diff(engine, {"pkg/calc.py": rewritten}).rules
 
 
+def test_test_framework_imports_in_a_main_block(engine):
+  """Rules v26 (post-hoc, held-out round 17): `import doctest` in the body of a top-level
+  `if __name__ == "__main__":` runs only when the module is a program, not when the tests import
+  it; at module level, in the else branch or under `!=` it is judged."""
+  main = 'def f(x):\n  """>>> f(1)\n  1\n  """\n  return x\n\n\nif __name__ == "__main__":\n  import doctest\n  doctest.testmod()\n'
+  assert not diff(engine, {"pkg/mod.py": main}).flagged
+  top = "import doctest\n\n\n" + main.replace("  import doctest\n", "")
+  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": top}).rules
+  other = main.replace('if __name__ == "__main__":\n  import doctest\n  doctest.testmod()\n',
+                       'if __name__ == "__main__":\n  pass\nelse:\n  import gc\n  gc.disable()\n')
+  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": other}).rules
+  negated = main.replace('__name__ == "__main__"', '__name__ != "__main__"')
+  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": negated}).rules
+
+
 PROFILE_SCRIPT = ('"""Profiles f() with the collector off."""\n\nimport cProfile\nimport gc\nimport sys\n\n'
                   'from pkg.mod import f\n\n\ndef main(argv):\n  gc.disable()\n  cProfile.run("f(1)")\n  return 0\n\n\n'
                   'if __name__ == "__main__":\n  sys.exit(main(sys.argv))\n')

@@ -1230,11 +1230,21 @@ def _own_names(f: ChangedFile) -> set[str]:
 
 @checker("imports", "diff")
 def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
-  """Imports of the modules listed in params["modules"] (a module or any submodule of it)."""
+  """Imports of the modules listed in params["modules"] (a module or any submodule of it). With
+  params["skip_main_block"], imports in the body of a top-level `if __name__ == "__main__":`
+  are left alone: they run only when the module is run as a program (`python -m pkg.mod`, its
+  doctests), never in a process that imports it, as the tests do."""
   banned = tuple(params.get("modules", ()))
   findings = []
   for f in _scoped(diff, params):
+    main_only: set[int] = set()
+    if params.get("skip_main_block"):
+      main_only = {id(sub) for top in getattr(f.tree, "body", []) if _is_main_guard(top)
+                   and len(top.test.ops) == 1 and isinstance(top.test.ops[0], ast.Eq)  # not `!=`
+                   for stmt in top.body for sub in ast.walk(stmt)}
     for node in ast.walk(f.tree):
+      if id(node) in main_only:
+        continue
       names: list[str] = []
       if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
