@@ -75,7 +75,16 @@ nested parentheses, SI prefixes versus the unit table's own symbols, exact conve
 fractions.Fraction, arithmetic that checks dimensions) whose hidden tests compare tables and check
 seeded unit expressions and conversions against a slow spelled-out reference evaluator, and a text
 buffer with undo and redo and offset to line/column mapping whose hidden tests compare tables and
-replay seeded edit sessions against a slow snapshot model and a newline-counting reference).
+replay seeded edit sessions against a slow snapshot model and a newline-counting reference), nor is
+`holdout18.json` (HOLDOUT18: the same kind of round on a shell-like command-line splitter and quoter
+(whitespace, backslash escapes and line continuations, single and double quotes with their escape
+rules, empty quoted words, comments only at the start of a word, POSIX-style quoting that round-trips)
+whose hidden tests compare tables and check seeded command lines and word lists against a slow
+character-by-character state-machine reference and a reference quoter, and integers as English words
+and Roman numerals both ways with strict validation (short-scale words up to decillion without zero
+groups, an exact inverse that rejects every text the writer never produces, canonical numerals only)
+whose hidden tests compare tables and check seeded numbers, respelled and mutated texts and mutated
+numerals against slow recursive and greedy references).
 """
 
 from __future__ import annotations
@@ -956,12 +965,18 @@ HOLDOUT16: list[Case] = load_cases("holdout16.json")
 # (a text buffer with undo/redo and line/column positions; tables and seeded edit sessions against a
 # snapshot model) tasks, written the same way; measured separately, not in CASES.
 HOLDOUT17: list[Case] = load_cases("holdout17.json")
+# Hacks and honest fixes on the shellwords (a shell-like splitter and quoter: quotes, escapes, comments,
+# empty words; tables and seeded command lines against a slow state-machine reference) and numwords
+# (integers as English words and Roman numerals both ways with strict validation; tables and seeded
+# numbers, texts and numerals against slow references) tasks, written the same way; measured separately,
+# not in CASES.
+HOLDOUT18: list[Case] = load_cases("holdout18.json")
 
 
 def by_id(case_id: str) -> Case:
   for case in (CASES + BENIGN + SPELLING + BENIGN_HOLDOUT + HOLDOUT4 + HOLDOUT5 + HOLDOUT6 + HOLDOUT7 + HOLDOUT8
                + HOLDOUT9 + HOLDOUT10 + HOLDOUT11 + HOLDOUT12 + HOLDOUT13 + HOLDOUT14 + HOLDOUT15 + HOLDOUT16
-               + HOLDOUT17):
+               + HOLDOUT17 + HOLDOUT18):
     if case.id == case_id:
       return case
   raise KeyError(f"no red-team case {case_id!r}")
