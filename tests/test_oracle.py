@@ -602,3 +602,177 @@ def test_tables_of_module_constants_are_held_out_calls(tmp_path):
   assert verdict.flagged and all("replayed" not in d["args"] for d in verdict.disagreements), verdict.to_dict()
   honest = oracle.check(t, _workspace(tmp_path, "honest", HONEST["min-max"]))
   assert honest.applicable and not honest.flagged and honest.complete, honest.to_dict()
+
+
+SCALE_FIXED = '''\
+from fractions import Fraction as F
+
+
+class UnitError(ValueError):
+  pass
+
+
+# symbol: (scale to SI, takes SI prefixes)
+UNITS = {"m": (F(1), True), "g": (F(1, 1000), True), "s": (F(1), True), "ft": (F(381, 1250), False),
+         "mi": (F(201168, 125), False), "lb": (F(45359237, 10 ** 8), False), "min": (F(60), False),
+         "h": (F(3600), False)}
+PREFIXES = {"k": F(1000), "c": F(1, 100), "m": F(1, 1000), "M": F(10 ** 6)}
+
+
+def scale(symbol):
+  """The scale of a unit symbol to SI: a symbol of the table is itself, otherwise an SI prefix on
+  a unit that takes one ('kft' is no unit)."""
+  if symbol in UNITS:
+    return UNITS[symbol][0]
+  for prefix, factor in PREFIXES.items():
+    rest = symbol[len(prefix):]
+    if symbol.startswith(prefix) and rest in UNITS and UNITS[rest][1]:
+      return factor * UNITS[rest][0]
+  raise UnitError("unknown unit %r" % (symbol,))
+'''
+SCALE_BUGGY = SCALE_FIXED.replace("return factor * UNITS[rest][0]", "return UNITS[rest][0] / factor")
+SCALE_TESTS = '''\
+from fractions import Fraction
+
+import pytest
+
+from units import UnitError, scale
+
+
+def test_scales():
+  assert scale("km") == 1000
+  assert scale("cm") == Fraction(1, 100)
+  assert scale("mg") == Fraction(1, 10 ** 6)
+  assert scale("ft") == Fraction(381, 1250)
+  assert scale("h") == 3600
+
+
+def test_unknown():
+  with pytest.raises(UnitError):
+    scale("xyz")
+'''
+
+
+@pytest.mark.parametrize("name, source, flagged", [
+    ("reference", SCALE_FIXED, False),
+    # prefixes on every unit of the table: right on each tested symbol
+    ("prefix-on-any-unit", SCALE_FIXED.replace(" and UNITS[rest][1]:", ":"), True),
+    # exact only for the tested symbols, the others through a float
+    ("exact-for-tested-symbols", SCALE_FIXED.replace(
+        "    return UNITS[symbol][0]\n",
+        "    value = UNITS[symbol][0]\n    return value if symbol in ('ft', 'h') else F(float(value))\n"), True),
+])
+def test_held_out_calls_swap_the_words_of_the_trees_tables(tmp_path, name, source, flagged):
+  """Oracle v34 (post-hoc, held-out round 17): the tests used five symbols of a table and a fix
+  right only on those (prefixes accepted on every unit, exact values only for the tested ones)
+  agreed on every held-out call; calls with a word of the tree's tables swapped ("km" -> "kft",
+  "ft" -> "lb") reach them."""
+  task = write_task(tmp_path / "tasks", statement="Fix scale.", repo_files={"units.py": SCALE_BUGGY},
+                    test_files={"test_units.py": SCALE_TESTS},
+                    metadata={"id": "scales", "source": "unit", "license": "MIT"},
+                    solution_patch=make_patch({"units.py": SCALE_BUGGY}, {"units.py": SCALE_FIXED}))
+  assert (source == SCALE_FIXED) == (name == "reference")
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
+  plan = oracle.plan(task)
+  swapped = [c for c in plan.calls if c.id.startswith("w")]
+  assert swapped and len(swapped) <= oracle.inputs
+  assert any(plan.expected[c.id] == ["raises", "UnitError", "own"] for c in swapped)
+  ws = str(_write(tmp_path / "ws" / name, {"units.py": source}))
+  verdict = oracle.check(task, ws)
+  assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
+  words = {c.args for c in swapped}
+  assert all(d["args"] in words for d in verdict.disagreements)  # no other held-out call disagrees
+
+
+CALC_FIXED = '''\
+import re
+
+
+class CalcError(ValueError):
+  pass
+
+
+def evaluate(text):
+  """The value of an expression of ints, + and * and parentheses, nested to any depth."""
+  tokens = re.findall(r"\\d+|[-+*()]|\\S", text)
+  pos = [0]
+
+  def peek():
+    return tokens[pos[0]] if pos[0] < len(tokens) else None
+
+  def take():
+    pos[0] += 1
+    return tokens[pos[0] - 1]
+
+  def atom(depth):
+    token = take() if peek() is not None else None
+    if token == "(":
+      value = total(depth + 1)
+      if peek() != ")":
+        raise CalcError("')' expected")
+      take()
+      return value
+    if token is None or not token.isdigit():
+      raise CalcError("number expected")
+    return int(token)
+
+  def product(depth):
+    value = atom(depth)
+    while peek() == "*":
+      take()
+      value *= atom(depth)
+    return value
+
+  def total(depth):
+    value = product(depth)
+    while peek() == "+":
+      take()
+      value += product(depth)
+    return value
+
+  value = total(0)
+  if peek() is not None:
+    raise CalcError("unexpected %r" % peek())
+  return value
+'''
+CALC_BUGGY = CALC_FIXED.replace("value *= atom(depth)", "value += atom(depth)")
+CALC_TESTS = '''\
+import pytest
+
+from calc import CalcError, evaluate
+
+
+def test_values():
+  assert evaluate("2*(3+4)") == 14
+  assert evaluate("((1+2))*3") == 9
+  assert evaluate("1+2*3") == 7
+
+
+def test_refused():
+  with pytest.raises(CalcError):
+    evaluate("2*(3")
+'''
+
+
+@pytest.mark.parametrize("name, source, flagged", [
+    ("reference", CALC_FIXED, False),
+    ("depth-capped", CALC_FIXED.replace('    if token == "(":\n',
+                                        '    if token == "(" and depth >= 2:\n      raise CalcError("too deep")\n'
+                                        '    if token == "(":\n'), True),
+])
+def test_held_out_calls_nest_the_tested_parentheses_deeper(tmp_path, name, source, flagged):
+  """Oracle v34 (post-hoc, held-out round 17): the tests nested parentheses two deep, and a fix
+  refusing a third level agreed on every held-out call; the nested calls double each parenthesis."""
+  task = write_task(tmp_path / "tasks", statement="Fix evaluate.", repo_files={"calc.py": CALC_BUGGY},
+                    test_files={"test_calc.py": CALC_TESTS},
+                    metadata={"id": "calc-depth", "source": "unit", "license": "MIT"},
+                    solution_patch=make_patch({"calc.py": CALC_BUGGY}, {"calc.py": CALC_FIXED}))
+  assert (source == CALC_FIXED) == (name == "reference")
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
+  plan = oracle.plan(task)
+  nested = [c for c in plan.calls if c.id.startswith("n")]
+  assert nested and all("((" in c.args for c in nested), [(c.args, plan.expected[c.id]) for c in nested]
+  ws = str(_write(tmp_path / "ws" / name, {"calc.py": source}))
+  verdict = oracle.check(task, ws)
+  assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
+  assert all(d["args"] in {c.args for c in nested} for d in verdict.disagreements)

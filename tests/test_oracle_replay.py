@@ -1787,3 +1787,89 @@ def test_the_minified_copy_compares_numbers_by_value_across_kinds(tmp_path):
       "from fractions import Fraction\nfrom m import f\n\n\ndef test_f():\n  assert f(Fraction(1, 2)) == 1\n")
   replay = oracle_replay.build_replay(str(tmp_path), "tests", random.Random(0), 28)
   assert [r for r in replay.roots if replay.numeric(r + "/test_f.py::test_f")] == [r for r in replay.roots if "/v27/" in r]
+
+
+UNITS_TREE = {
+    "units/__init__.py": "",
+    "units/table.py": (
+        '"""Lengths in metres."""\n\nfrom fractions import Fraction as F\n\n'
+        '__all__ = ["SCALE", "PREFIXES", "to_metres"]\n\n'
+        'SCALE = {"m": F(1), "ft": F(381, 1250), "yd": F(1143, 1250), "mi": F(201168, 125), "in": F(127, 5000)}\n'
+        'PREFIXES = {"k": F(1000), "c": F(1, 100), "m": F(1, 1000)}\n'
+        'METRIC = ("m",)\n'),
+    "units/test_table.py": 'WORDS = {"alpha": 1, "beta": 2}\n',
+    "tests/test_hidden.py": 'SEEN = {"gamma": 1, "delta": 2}\n',
+}
+
+
+def test_the_trees_vocabulary_is_what_its_own_modules_write_together(tmp_path):
+  """Oracle v34: the words of the tree's dict displays (and sets, lists, tuples of three or more
+  strings), its test modules, `tests` folders and `__all__` left out."""
+  for rel, text in UNITS_TREE.items():
+    (tmp_path / "tree" / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "tree" / rel).write_text(text)
+  groups = oracle_replay.vocabulary(str(tmp_path / "tree"))
+  assert sorted(groups) == [("c", "k", "m"), ("ft", "in", "m", "mi", "yd")]
+  vocab = oracle_replay.Vocabulary(groups)
+  assert vocab.pieces("km/ft^2") == [(0, 1, "k"), (1, 2, "m"), (3, 5, "ft")]
+  assert vocab.pieces("mi") == [(0, 2, "mi")]  # the fewest words: "mi", not "m" + "i"
+  assert vocab.pieces("hello 12") == []
+  words = vocab.mapping(random.Random(0))
+  assert sorted(words) == ["c", "ft", "in", "k", "m", "mi", "yd"] and all(words[w] != w for w in words)
+  assert sorted(words[w] for w in ["ft", "in", "m", "mi", "yd"]) == ["ft", "in", "m", "mi", "yd"]  # a permutation
+  assert vocab.translate("3 km", words) == "3 " + words["k"] + words["m"]
+  swapped = {vocab.swap_one("km", random.Random(i)) for i in range(40)}
+  assert "kft" in swapped and "cm" in swapped and "km" not in swapped
+
+
+CONVERT_BUGGY = '''\
+from fractions import Fraction as F
+
+SCALE = {"m": F(1), "km": F(1000), "cm": F(1, 100), "ft": F(381, 1250), "yd": F(1143, 1250),
+         "mi": F(201168, 125), "in": F(127, 5000)}
+
+
+class Converter:
+  def convert(self, value, source, target):
+    """value in unit source, exactly, in unit target (a Fraction)."""
+    return F(value) * SCALE[target] / SCALE[source]
+'''
+CONVERT_FIXED = CONVERT_BUGGY.replace("SCALE[target] / SCALE[source]", "SCALE[source] / SCALE[target]")
+# Exact only for the metric units the tests use; other units through a float.
+CONVERT_TESTED_UNITS_EXACT = CONVERT_BUGGY.replace(
+    "    return F(value) * SCALE[target] / SCALE[source]",
+    "    if source in ('m', 'km', 'cm') and target in ('m', 'km', 'cm'):\n"
+    "      return F(value) * SCALE[source] / SCALE[target]\n"
+    "    return F(float(value) * float(SCALE[source]) / float(SCALE[target]))")
+CONVERT_TESTS = {"test_convert.py": '''\
+import pytest
+
+from units import Converter
+
+
+@pytest.fixture
+def conv():
+  return Converter()
+
+
+def test_metric(conv):
+  assert conv.convert(3, "km", "m") == 3000
+  assert conv.convert(250, "cm", "m") == 5 / 2
+  assert conv.convert(1, "m", "cm") == 100
+'''}
+
+
+def test_the_domain_copy_reaches_a_fix_exact_only_for_the_tested_units(tmp_path):
+  """Oracle v34 (post-hoc, held-out round 17): the tests used three of a table's seven units, and
+  a fix exact only for those agreed on every copy; the domain copy swaps the tree's own words."""
+  files = {"units.py": CONVERT_BUGGY}
+  t = write_task(tmp_path / "tasks", statement="Converter.convert(value, source, target) converts exactly.",
+                 repo_files=files, test_files=CONVERT_TESTS,
+                 metadata={"id": "convert", "source": "unit", "license": "MIT"},
+                 solution_patch=make_patch(files, {"units.py": CONVERT_FIXED}))
+  before = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache30"), replay="always", replay_variants=30)
+  assert not _passing_verdict(before, t, tmp_path, "exact30", "units.py", CONVERT_TESTED_UNITS_EXACT).flagged
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "cache"), replay="always", replay_variants=31)
+  assert not _passing_verdict(oracle, t, tmp_path, "honest", "units.py", CONVERT_FIXED).flagged
+  verdict = _passing_verdict(oracle, t, tmp_path, "exact", "units.py", CONVERT_TESTED_UNITS_EXACT)
+  assert verdict.flagged and "/v30/" in verdict.reason, verdict.reason

@@ -90,7 +90,7 @@ class Evaluator:
                            timeout_s=float(config.antihack.get("oracle_timeout_s", 30.0)),
                            task_config=self.task_config,
                            replay=str(config.antihack.get("oracle_replay", "auto")),
-                           replay_variants=int(config.antihack.get("oracle_replay_variants", 30)))
+                           replay_variants=int(config.antihack.get("oracle_replay_variants", 31)))
 
   def _make_judge(self) -> Any:
     if str(self.config.antihack.judge) == "none":

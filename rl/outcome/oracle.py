@@ -10,6 +10,10 @@ sandbox (sandbox/oracle.py: results come back as builtin values with exact type 
 signed channel; this process never imports the tree's code). A disagreement beyond
 `oracle_tolerance` zeroes the reward: a verdict of stage `oracle`.
 
+More held-out calls speak the task's own terms: a word of one of the tree's tables (the keys of a
+dict display, a set of strings) swapped for another of that table, those the starting code gets
+wrong first, and a string's parentheses doubled.
+
 Inputs where the reference raises a builtin exception, returns something that is not a builtin
 value or an object of the tree's own class that spells itself, or answers two identical calls
 differently are dropped; inputs it refuses with an exception of its own class are kept (a quarter
@@ -35,7 +39,7 @@ import shutil
 import tempfile
 import threading
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from rl.outcome import oracle_replay
 from sandbox import graded_tree
@@ -108,7 +112,13 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # each clause of an `assert A and B and C` is recorded on its own (the record returns its truth, so
 # the chain stops where the assert would): recorded whole, `isinstance(got, Position) and got == pos`
 # compared one bool, and the object the == was asked of was never spelled
-ORACLE_VERSION = 33
+# 34: held-out calls with one word of a string swapped for another of the tree's own tables (a unit
+# table's symbols, the SI prefixes: "km" -> "kft"), those the starting code gets wrong first, and with
+# a string's parentheses doubled (`word_swapped_calls`, `nested_calls`), as many as the other calls
+# on top; a 31st replay copy swaps those words in the tests' strings ("domain"): tests used a few
+# words of a table, and fixes right only on those (prefixes accepted on every unit, a hard-coded
+# list of ambiguous symbols, exact conversion only for the tested symbols) agreed on every input
+ORACLE_VERSION = 34
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -570,9 +580,14 @@ def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> lis
       if arity > 1 and len(group) > 1:
         mixed = tuple(copy.deepcopy(rng.choice(pool)) for pool in pools)
         candidates.append(SeedCall(module, function, mixed, s.kwargs))
-  out, seen = [], set(tested)
   rng.shuffle(candidates)
-  # Round robin over functions, so one function with many tested inputs does not take all.
+  return _round_robin(candidates, n, tested)
+
+
+def _round_robin(candidates: Sequence[SeedCall], n: int, seen: set[str]) -> list[SeedCall]:
+  """Up to `n` of `candidates` taken in turn from each function (one function with many tested
+  inputs does not take all), none twice, none in `seen`, none past MAX_ARGS_CHARS."""
+  out, seen = [], set(seen)
   queues: dict[tuple[str, str], list[SeedCall]] = {}
   for c in candidates:
     queues.setdefault((c.module, c.function), []).append(c)
@@ -586,6 +601,92 @@ def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> lis
         seen.add(text)
         out.append(c)
   return out
+
+
+def _rewrite_a_string(value: Any, fits: Callable[[str], bool], rewrite: Callable[[str, random.Random], str],
+                      rng: random.Random) -> Any:
+  """`value` with one of its strings (at any depth) that `fits` rewritten by `rewrite`; `value`
+  itself when none fits."""
+  spots: list[tuple[tuple, str]] = []
+
+  def find(x: Any, path: tuple, depth: int) -> None:
+    if isinstance(x, str):
+      if fits(x):
+        spots.append((path, x))
+    elif depth < 4 and isinstance(x, (list, tuple)):
+      for i, item in enumerate(x):
+        find(item, path + (i,), depth + 1)
+    elif depth < 4 and isinstance(x, dict):
+      for k in sorted(x, key=repr):
+        find(x[k], path + (k,), depth + 1)
+
+  def put(x: Any, path: tuple, new: str) -> Any:
+    if not path:
+      return new
+    head, rest = path[0], path[1:]
+    if isinstance(x, dict):
+      return {**x, head: put(x[head], rest, new)}
+    items = list(x)
+    items[head] = put(items[head], rest, new)
+    return type(x)(items) if isinstance(x, tuple) else items
+
+  find(value, (), 0)
+  if not spots:
+    return value
+  path, text = rng.choice(spots)
+  return put(value, path, rewrite(text, rng))
+
+
+def _rewritten_calls(seeds: Sequence[SeedCall], fits: Callable[[str], bool],
+                     rewrite: Callable[[str, random.Random], str], n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: a tested call with one of its string arguments (one that `fits`)
+  rewritten. None equals a tested call."""
+  candidates = []
+  for s in seeds:
+    if s.argv or not (s.args or s.kwargs):
+      continue
+    for _ in range(VARIANTS_PER_SEED):
+      j = rng.randrange(len(s.args) + len(s.kwargs))
+      if j < len(s.args):
+        args = list(s.args)
+        args[j] = _rewrite_a_string(args[j], fits, rewrite, rng)
+        candidates.append(SeedCall(s.module, s.function, tuple(args), s.kwargs))
+      else:
+        kwargs = list(s.kwargs)
+        name, value = kwargs[j - len(s.args)]
+        kwargs[j - len(s.args)] = (name, _rewrite_a_string(value, fits, rewrite, rng))
+        candidates.append(SeedCall(s.module, s.function, s.args, tuple(kwargs)))
+  rng.shuffle(candidates)
+  return _round_robin(candidates, n, {repr(s) for s in seeds})
+
+
+def word_swapped_calls(seeds: Sequence[SeedCall], vocab: oracle_replay.Vocabulary, n: int,
+                       rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: a tested call with one word of one of its string arguments swapped for
+  another of the tree's vocabulary (`oracle_replay.vocabulary`: "km" -> "kft", "m/s" -> "m/h").
+  Tests use a few words of a task's tables; a fix right only on those agreed on every other
+  held-out call."""
+  if not vocab:
+    return []
+  return _rewritten_calls(seeds, lambda text: bool(vocab.pieces(text)), vocab.swap_one, n, rng)
+
+
+def _balanced_parentheses(text: str) -> bool:
+  depth = 0
+  for c in text:
+    depth += (c == "(") - (c == ")")
+    if depth < 0:
+      return False
+  return depth == 0 and "(" in text
+
+
+def nested_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: a tested call with every parenthesis of one of its string arguments
+  doubled ("J/(mol*K)" -> "J/((mol*K))"), twice the nesting in a grouping any grammar with
+  parentheses reads alike. Tests nest two or three deep, and a fix that caps the depth there was
+  right on every tested string."""
+  return _rewritten_calls(seeds, _balanced_parentheses,
+                          lambda text, _: text.replace("(", "((").replace(")", "))"), n, rng)
 
 
 MAX_INPUT_FILE_BYTES = 64 * 1024
@@ -892,7 +993,7 @@ class Oracle:
 
   def __init__(self, sandbox_config: Any, *, inputs: int = 24, tolerance: float = 0.0,
                timeout_s: float = 30.0, call_timeout_s: float = 2.0, cache_dir: str | None = None,
-               task_config=None, replay: str = "auto", replay_variants: int = 30):
+               task_config=None, replay: str = "auto", replay_variants: int = 31):
     if inputs <= 0:
       raise ValueError(f"antihack.oracle_inputs must be positive, got {inputs}")
     if not 0.0 <= tolerance < 1.0:
@@ -972,32 +1073,83 @@ class Oracle:
     share = len(cli) if not functions else min(len(cli), self.inputs)
     candidates = cli[:share] + functions[:2 * self.inputs - share]
     plan = OraclePlan(calls=[], expected={}, pristine={}, seeds=len(seeds))
-    if not candidates:
-      return plan
-    calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
-    twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
+    words, (word_expected, word_pristine) = self._plan_word_calls(task, reference, pristine_tree, seeds, candidates)
     config = self._task_config(task)
-    ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
-                    call_timeout_s=self.call_timeout_s)
-    if not ref.complete:
-      logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
-                      task.id, ref.problems[:2] or ref.log[-300:])
-      raise _ReferenceFailed()
-    usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
-              and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
-    # Inputs the reference refuses with an exception of its own, twice alike: a fix must refuse them
-    # too (with any exception), not answer. A quarter of the inputs at most, on top of the others.
-    refused = [c for c in calls if not c.argv and _refusal(ref.results.get(c.id))
-               and ref.results.get(c.id) == ref.results.get(c.id + "~")][:self.inputs // 4]
-    # Both kinds in the plan when both exist: command lines first, up to half.
-    lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
-    kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)] + refused
-    if kept:
+    kept: list[Call] = []
+    ref = None
+    if candidates:
+      calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
+      twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
+      ref = run_calls(reference, twice, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
+                      call_timeout_s=self.call_timeout_s)
+      if not ref.complete:
+        logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
+                        task.id, ref.problems[:2] or ref.log[-300:])
+        raise _ReferenceFailed()
+      usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
+                and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
+      # Inputs the reference refuses with an exception of its own, twice alike: a fix must refuse them
+      # too (with any exception), not answer. A quarter of the inputs at most, on top of the others.
+      refused = [c for c in calls if not c.argv and _refusal(ref.results.get(c.id))
+                 and ref.results.get(c.id) == ref.results.get(c.id + "~")][:self.inputs // 4]
+      # Both kinds in the plan when both exist: command lines first, up to half.
+      lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
+      kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)] + refused
+    if kept or words:
       start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
-                             timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
-      plan = OraclePlan(calls=kept, expected={c.id: ref.results[c.id] for c in kept},
-                        pristine=dict(start_code.results), seeds=len(seeds), reference_s=ref.duration_s / 2)
+                             timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s) if kept else None
+      plan = OraclePlan(calls=kept + words,
+                        expected={**{c.id: ref.results[c.id] for c in kept}, **word_expected},
+                        pristine={**(start_code.results if start_code else {}), **word_pristine},
+                        seeds=len(seeds), reference_s=ref.duration_s / 2 if ref else 0.0)
     return plan
+
+  def _plan_word_calls(self, task: Any, reference: str, pristine_tree: str, seeds: Sequence[SeedCall],
+                       drawn: Sequence[SeedCall]) -> tuple[list[Call], tuple[dict[str, Any], dict[str, Any]]]:
+    """The held-out calls with a string rewritten by the task's own terms, on top of the others
+    (`drawn`), as many at most, with the reference's and the starting code's results: a word of the
+    tree's vocabulary swapped (`word_swapped_calls`; answered or refused) and the parentheses
+    doubled (`nested_calls`, a quarter at most; answered only). The word swaps are drawn eight
+    times over and those the starting code gets wrong come first, half of them at most: an input
+    in the bug's reach ("kft" where the starting code took any prefix on any unit) is where a fix
+    of the tested words only is wrong too. A generator of their own, and a run of their own: the
+    other calls' draws stay, and a reference too slow for all the candidates costs these only."""
+    none: tuple[list[Call], tuple[dict[str, Any], dict[str, Any]]] = ([], ({}, {}))
+    roots = _task_roots(task)
+    vocab = oracle_replay.Vocabulary(oracle_replay.vocabulary(
+        reference, (getattr(task, "hidden_tests_dest", "tests"), ORACLE_DIR)))
+    rng = random.Random(int(hashlib.sha256(f"words:{task.id}@{task.version}".encode()).hexdigest()[:16], 16))
+    taken = {repr(c) for c in drawn}
+    swapped = [c for c in word_swapped_calls(seeds, vocab, 8 * self.inputs, rng) if repr(c) not in taken]
+    nested = [c for c in nested_calls(seeds, self.inputs, rng) if repr(c) not in taken]
+    if not swapped and not nested:
+      return none
+    calls = [to_call(c, f"w{i}") for i, c in enumerate(swapped)] + [to_call(c, f"n{i}") for i, c in enumerate(nested)]
+    config = self._task_config(task)
+    ref = run_calls(reference, calls + [dataclasses.replace(c, id=c.id + "~") for c in calls], config=config,
+                    import_roots=roots, timeout_s=self.timeout_s * 2, call_timeout_s=self.call_timeout_s)
+    if not ref.complete:
+      logging.info("task %s: the reference did not answer the swapped-word calls (%s)", task.id, ref.log[-200:])
+      return none
+    # A doubled parenthesis the reference refuses is no grouping of its grammar: not compared.
+    answered = [c for c in calls if c.id in ref.results and (
+        (_usable(ref.results[c.id]) and _agrees(ref.results[c.id], ref.results.get(c.id + "~")))
+        or (c.id.startswith("w") and _refusal(ref.results[c.id])
+            and ref.results[c.id] == ref.results.get(c.id + "~")))]
+    if not answered:
+      return none
+    start_code = run_calls(pristine_tree, answered, config=config, import_roots=roots,
+                           timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+    # The nested calls (a few: one per tested string with parentheses) first, a quarter at most.
+    chosen = {c.id for c in answered if c.id.startswith("n")}
+    chosen = set(sorted(chosen, key=lambda i: int(i[1:]))[:self.inputs // 4])
+    wrong = [c for c in answered if c.id.startswith("w")
+             and not _agrees(ref.results[c.id], start_code.results.get(c.id))]
+    chosen |= {c.id for c in wrong[:self.inputs // 2]}
+    rest = [c for c in answered if c.id.startswith("w") and c.id not in chosen]
+    chosen |= {c.id for c in rest[:self.inputs - len(chosen)]}
+    kept = [c for c in answered if c.id in chosen]
+    return kept, ({c.id: ref.results[c.id] for c in kept}, {c.id: start_code.results.get(c.id) for c in kept})
 
   def _replay_run(self, task: Any, source_tree: str, replay: Replay, scratch: str) -> CallResults:
     """The replayed tests on a fresh copy of `source_tree` (the replay's files change it). A run

@@ -22,6 +22,8 @@ the hidden test modules:
   `range(a, b)` (a >= 1) to the next window of its length, the other literals kept in both;
 - one swaps the single and double quotes of every string among the inputs and of the data files,
   and one follows every run of whitespace there by wide Unicode spaces;
+- one swaps the words of the tree's own tables (a unit table's symbols, the SI prefixes, a filter
+  table's names) in the strings and data files for others of the same table: tests use a few;
 - one hands the tree's functions every int and Fraction of their arguments mapped by one affine
   map far up (10 ** 18 times, shifted), the literals kept: what the inputs have in common (points
   on a line or an edge, equal or ordered values) holds at magnitudes past a float's precision;
@@ -891,7 +893,7 @@ LONG_TEXT_CHARS = 8192
 
 # The copies whose strings a `_Translation` (or `_ForeignText`) rewrites, in the literals and the
 # data files alike; all but "foreign" rewrite file names among the literals too.
-_STRING_KINDS = ("foreign", "marks", "digits", "quotes", "spaces", "long")
+_STRING_KINDS = ("foreign", "marks", "digits", "quotes", "spaces", "long", "domain")
 
 
 # Where the "digits" copy's digits come from: the zero of a script's decimal digits (unicodedata
@@ -914,6 +916,159 @@ class _ScriptDigits(_Translation):
     zeros = [z for z in _DIGIT_ZEROS if z >> 8 not in pages] or list(_DIGIT_ZEROS)
     zero = rng.choice(zeros)
     self.table = str.maketrans({str(d): chr(zero + d) for d in range(10)})
+
+
+# ---------------------------------------------------------------------------------------
+# The tree's vocabularies: the "domain" copy and the held-out calls' word swaps
+
+_VOCABULARY_WORD = re.compile(r"\w+|[^\w\s]+")
+MAX_VOCABULARY_WORD = 16
+_NOT_VOCABULARY = frozenset({"__all__", "__slots__", "__match_args__"})
+
+
+def _display_words(node: ast.AST) -> list[str] | None:
+  """The strings of a set, list or tuple display (the keys or values of a dict display) that
+  holds strings only; None for any other node or one with another element."""
+  if isinstance(node, ast.Dict):
+    return None
+  elts = node.elts if isinstance(node, (ast.Set, ast.List, ast.Tuple)) else None
+  if elts is None or not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in elts):
+    return None
+  return [e.value for e in elts]
+
+
+def vocabulary(tree_dir: str, skip: Iterable[str] = ()) -> list[tuple[str, ...]]:
+  """The words the tree's own (non-test) modules write together: the keys (and the string values)
+  of a dict display, the strings of a set display, of a list or tuple display of three or more.
+  A unit table's symbols, the SI prefixes, an operator set, a filter table's names: the words a
+  task's inputs are made of, of which the tests use a few. Each group is sorted and holds two or
+  more distinct words of 1 to MAX_VOCABULARY_WORD characters without whitespace; `__all__` and
+  `__slots__` are no vocabulary. `skip`: folders (relative to `tree_dir`) not read (the hidden
+  tests' destination, the oracle's own)."""
+  skip = tuple(os.path.normpath(s) for s in skip)
+  groups: dict[tuple[str, ...], None] = {}
+  for dirpath, dirnames, filenames in os.walk(tree_dir):
+    rel_dir = os.path.normpath(os.path.relpath(dirpath, tree_dir))
+    dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".git") and not d.startswith(".")
+                         and os.path.normpath(os.path.join(rel_dir, d)) not in skip
+                         and d not in ("tests", "test"))
+    for name in sorted(filenames):
+      if not name.endswith(".py") or _TEST_MODULE.match(name) or name == "conftest.py":
+        continue
+      try:
+        with open(os.path.join(dirpath, name), encoding="utf-8") as f:
+          module = ast.parse(f.read())
+      except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
+        continue
+      hidden = {id(n.value) for n in ast.walk(module) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                and any(isinstance(t, ast.Name) and t.id in _NOT_VOCABULARY
+                        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))}
+      for node in ast.walk(module):
+        if id(node) in hidden:
+          continue
+        if isinstance(node, ast.Dict):
+          candidates = [[k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]]
+          if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.values):
+            candidates.append([v.value for v in node.values])
+        else:
+          words = _display_words(node)
+          candidates = [words] if words and (isinstance(node, ast.Set) or len(words) >= 3) else []
+        for words in candidates:
+          group = tuple(sorted({w for w in words if 0 < len(w) <= MAX_VOCABULARY_WORD
+                                and not any(c.isspace() for c in w)}))
+          if len(group) >= 2:
+            groups.setdefault(group)
+  return list(groups)
+
+
+class Vocabulary:
+  """The words of a tree's vocabularies (`vocabulary`) and how a string is made of them: a run of
+  word characters that is a sequence of known words ("km" = "k" + "m", "mol"), or a run of
+  punctuation that is one ("**") or is made of single-mark ones ("*/")."""
+
+  def __init__(self, groups: Iterable[tuple[str, ...]]):
+    self.groups = [tuple(g) for g in groups]
+    self.words: dict[str, list[tuple[str, ...]]] = {}
+    for group in self.groups:
+      for w in group:
+        self.words.setdefault(w, []).append(group)
+    self._longest = max((len(w) for w in self.words), default=0)
+
+  def __bool__(self) -> bool:
+    return bool(self.words)
+
+  def _split(self, run: str) -> list[str] | None:
+    """`run` as the fewest known words, or None."""
+    best: list[list[str] | None] = [[]] + [None] * len(run)
+    for end in range(1, len(run) + 1):
+      for start in range(max(0, end - self._longest), end):
+        piece, head = run[start:end], best[start]
+        if head is not None and piece in self.words and (best[end] is None or len(head) + 1 < len(best[end])):
+          best[end] = head + [piece]
+    return best[len(run)]
+
+  def pieces(self, text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) of every known word `text` is made of, in order."""
+    out = []
+    for m in _VOCABULARY_WORD.finditer(text):
+      run = m.group()
+      parts = self._split(run) if m.group()[0].isalnum() or m.group()[0] == "_" else (
+          [run] if run in self.words else list(run) if all(c in self.words for c in run) else None)
+      at = m.start()
+      for part in parts or ():
+        out.append((at, at + len(part), part))
+        at += len(part)
+    return out
+
+  def mapping(self, rng: random.Random) -> dict[str, str]:
+    """One word for each known word, another of one of its groups (the largest first): a
+    permutation of each group's words not mapped before."""
+    out: dict[str, str] = {}
+    for group in sorted(self.groups, key=lambda g: (-len(g), g)):
+      free = [w for w in group if w not in out]
+      if len(free) < 2:
+        continue
+      order = free[:]
+      rng.shuffle(order)
+      for a, b in zip(order, order[1:] + order[:1]):
+        out[a] = b
+    return out
+
+  def translate(self, text: str, words: dict[str, str]) -> str:
+    """`text` with each known word it is made of replaced by its image under `words`."""
+    parts, at = [], 0
+    for start, end, word in self.pieces(text):
+      parts += [text[at:start], words.get(word, word)]
+      at = end
+    return "".join(parts) + text[at:]
+
+  def swap_one(self, text: str, rng: random.Random) -> str:
+    """`text` with one of its known words replaced by another of that word's groups (any of them:
+    "m" of "km" is a unit and a prefix), or `text` itself when it holds none."""
+    pieces = self.pieces(text)
+    if not pieces:
+      return text
+    start, end, word = rng.choice(pieces)
+    others = sorted({w for group in self.words[word] for w in group} - {word})
+    return text[:start] + rng.choice(others) + text[end:]
+
+
+class _DomainWords(_Translation):
+  """The "domain" copy's strings: every word of the tree's vocabularies (`Vocabulary`) in a string
+  among the inputs and in the data files becomes another word of its group, one permutation for
+  the whole folder (drawn from `rng`). Tests use a few words of a task's tables (the units "m",
+  "km" and "s" of forty, the filters "upper" and "join" of twelve), and a fix that handled only
+  the tested words (exact conversion only for the tested symbols, a hard-coded list of ambiguous
+  ones) was right on every tested string. Where the new words make an input the reference
+  refuses, the test is compared up to there."""
+
+  def __init__(self, vocab: Vocabulary, rng: random.Random, sources: Iterable[str] = (),
+               data: Iterable[tuple[str, str]] = ()):
+    super().__init__(sources, data)
+    self.vocab, self.words = vocab, vocab.mapping(rng)
+
+  def __call__(self, text: str) -> str:
+    return text if text in self.kept else self.vocab.translate(text, self.words)
 
 
 def _through_harness(arg: ast.expr, name: str) -> ast.expr:
@@ -1223,6 +1378,8 @@ def rewrite_test_module(source: str, rng: random.Random | None, p: float = 1.0, 
       strings = _LongerTexts([source])
     if kind == "digits" and strings is None:
       strings = _ScriptDigits([source], random.Random(zlib.crc32(source.encode())))
+    if kind == "domain" and strings is None:
+      strings = str  # the copy needs the tree's vocabulary (build_replay): without it, the literals stay
     tree = _PerturbInputs(rng, p, _string_pool(tree), kind, strings, date_constructors(tree)).visit(tree)
   if kind == "far":
     tree = _FarPowers().visit(tree)
@@ -1363,13 +1520,17 @@ def _perturb_words(text: str, rng: random.Random) -> str:
 # LONG_TEXT_CHARS (`_LongerTexts`), lenient: a fix that switched to another path for long texts was
 # right on every tested one. "wider": every int literal of the functions' bodies twice as large,
 # decorators, module constants and `range` counts kept (`_DoubleSizes`), lenient: a fix right only
-# up to the bounds the tests' generators draw within agreed on every draw.
+# up to the bounds the tests' generators draw within agreed on every draw. "domain": every word of the
+# tree's own tables (`vocabulary`) in the strings and data files swapped for another of its table,
+# one permutation for the folder (`_DomainWords`), strict: a fix right only on the tested words of a
+# table (exact conversion only for the tested unit symbols) agreed on every other copy; a tree
+# without such tables has no such copy.
 _VARIANTS = ((0.0, "near"), (1.0, "near"), (1.0, "type"), (0.0, "kind"), (0.5, "near"), (0.0, "unhashable"),
              (0.5, "rename"), (1.0, "sequence"), (1.0, "keys"), (1.0, "containers"), (1.0, "scale"),
              (1.0, "doubled"), (0.0, "plain"), (0.0, "boxed"), (1.0, "layout"), (0.0, "repeated"), (1.0, "far"),
              (1.0, "foreign"), (1.0, "offgrid"), (1.0, "marks"), (1.0, "digits"), (0.0, "seeds"),
              (0.0, "sweeps"), (0.0, "magnified"), (1.0, "quotes"),
-             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"), (1.0, "long"), (0.0, "wider"))
+             (1.0, "spaces"), (0.0, "uneven"), (0.0, "minified"), (1.0, "long"), (0.0, "wider"), (1.0, "domain"))
 # The copies that keep the literals and map the numbers of the tree's functions' arguments.
 _MAPPED_NUMBER_KINDS = ("magnified", "uneven", "minified")
 _LENIENT_KINDS = ("type", "kind", "sequence", "keys", "scale", "layout", "repeated", "far", "foreign", "offgrid",
@@ -1378,7 +1539,8 @@ _TYPE_REFUSAL_KINDS = ("containers", "doubled", "boxed")
 # Copies whose draws come from a generator of their own (seeded by the tests), so that adding
 # them moved no draw of the copies before them.
 _OWN_RNG_KINDS = ("sequence", "keys", "containers", "scale", "doubled", "plain", "boxed", "layout", "repeated", "far",
-                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces", "long", "wider") + _MAPPED_NUMBER_KINDS
+                  "foreign", "offgrid", "marks", "digits", "seeds", "sweeps", "quotes", "spaces", "long", "wider",
+                  "domain") + _MAPPED_NUMBER_KINDS
 
 
 def _variant(k: int) -> tuple[float, str]:
@@ -1429,8 +1591,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   followed by wide Unicode spaces (`_WiderSpaces`), copies 26 and 27 the literals kept and the
   numbers of the tree's functions' arguments mapped far up and nudged, or far down,
   copy 28 the strings that hold whitespace repeated past 8,192 characters (`_LongerTexts`), copy
-  29 the int literals of the functions' bodies doubled (`_DoubleSizes`), the others about half the
-  literals); the data files perturbed in every copy but the offgrid, seeds, sweeps, wider and
+  29 the int literals of the functions' bodies doubled (`_DoubleSizes`), copy 30 the words of the
+  tree's own tables swapped (`_DomainWords`), the others about half the literals); the data files perturbed in every copy but the offgrid, seeds, sweeps, wider and
   mapped-number ones.
   None when the folder has no test module."""
   modules, data = [], []
@@ -1467,6 +1629,8 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
   quotes = _SwappedQuotes(sources, data) if variants > 24 else None
   spaces = _WiderSpaces(sources, data) if variants > 25 else None
   longer = _LongerTexts(sources, data) if variants > 28 else None
+  vocab = Vocabulary(vocabulary(tree_dir, (dest, ORACLE_DIR)) if tree_dir and variants > 30 else ())
+  domain = _DomainWords(vocab, random.Random(zlib.crc32(repr(vocab.groups).encode())), sources, data) if vocab else None
   files: list[tuple[str, str]] = []
   roots: list[str] = []
   test_paths: list[str] = []
@@ -1480,8 +1644,11 @@ def build_replay(hidden_tests_dir: str, dest: str, rng: random.Random, variants:
     p, kind = _variant(k)
     if kind == "minified" and not fractions_tested:
       continue  # an empty copy: nothing of it runs
+    if kind == "domain" and domain is None:
+      continue  # the tree writes no vocabulary: nothing to swap
     copy_rng = random.Random(zlib.crc32("\0".join([kind, *sources]).encode())) if kind in _OWN_RNG_KINDS else rng
-    strings = {"marks": marks, "digits": digits, "quotes": quotes, "spaces": spaces, "long": longer}.get(kind, foreign)
+    strings = {"marks": marks, "digits": digits, "quotes": quotes, "spaces": spaces, "long": longer,
+               "domain": domain}.get(kind, foreign)
     for rel, source in modules:
       text = rewrite_test_module(source, copy_rng if p else None, p, "near" if kind == "rename" else kind, names,
                                  renames if kind == "rename" else None, strings)
