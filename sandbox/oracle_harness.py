@@ -93,6 +93,7 @@ def _take_channel():
 _emit = _take_channel()
 _type, _repr, _sorted, _len, _dumps = type, repr, sorted, len, json.dumps
 _int, _float, _str, _bool, _bytes, _object = int, float, str, bool, bytes, object
+_open = open
 _issubclass, _str_of = issubclass, str.__str__  # str's own method: a subclass's characters as a str
 _list, _tuple, _dict, _set, _frozenset = list, tuple, dict, set, frozenset
 # The standard library's value types, and the methods that spell their values, taken before any
@@ -230,6 +231,28 @@ def _own_class(t):
   module = sys.modules.get(getattr(t, "__module__", None) or "")
   path = getattr(module, "__file__", None)
   return isinstance(path, _str) and _TREE[0] is not None and os.path.abspath(path).startswith(_TREE[0] + os.sep)
+
+
+def _raised_by_tree(e):
+  """Whether `e` came from a raise statement in a module of the tree (the innermost frame of its
+  traceback is a line of the tree's own that starts with `raise`), not from an operation that
+  failed (a TypeError of `n + "a"`, an IndexError of a lookup)."""
+  tb = getattr(e, "__traceback__", None)
+  if tb is None or _TREE[0] is None:
+    return False
+  while tb.tb_next is not None:
+    tb = tb.tb_next
+  path = tb.tb_frame.f_code.co_filename
+  if not (isinstance(path, _str) and os.path.abspath(path).startswith(_TREE[0] + os.sep)):
+    return False
+  try:
+    with _open(path, encoding="utf-8") as f:
+      for number, line in enumerate(f, 1):
+        if number == tb.tb_lineno:
+          return line.lstrip().startswith("raise")
+  except Exception:  # pylint: disable=broad-except
+    return False
+  return False
 
 
 def _spells_itself(t):
@@ -755,8 +778,9 @@ def main(argv):
     except _CallTimeout:
       record["r"] = ["raises", "Timeout"]
     except BaseException as e:  # SystemExit and KeyboardInterrupt are answers too
-      # "own": an exception class of the tree's (its UnitError): the code refusing the input.
-      record["r"] = ["raises", _type(e).__name__] + (["own"] if _own_class(_type(e)) else [])
+      # "own": an exception class of the tree's (its UnitError), or one the tree's code raises with
+      # a raise statement of its own (`raise TypeError("not a bool")`): the code refusing the input.
+      record["r"] = ["raises", _type(e).__name__] + (["own"] if _own_class(_type(e)) or _raised_by_tree(e) else [])
     if emit is None or not emit(record):
       sys.stdout.write(_dumps(record) + "\n")  # no channel: the parent counts nothing of this
   sys.argv = harness_argv

@@ -445,7 +445,7 @@ def run_comparison(args: argparse.Namespace) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 
 _OLD_TREE_CHILD = r"""
-import json, sys
+import json, sys, tempfile, types
 old, cases_path, out_path = sys.argv[1:4]
 sys.path.insert(0, old)
 from sandbox import SandboxConfig
@@ -453,18 +453,42 @@ from sandbox.grading import grade
 from rl.antihack import ActionContext, RuleEngine, load_rule_set
 from rl.antihack.diff import read_workspace
 engine = RuleEngine(load_rule_set("default"))
+try:  # the revision's own oracle, where it has one
+  from rl.outcome.oracle import Oracle
+  oracle = Oracle(SandboxConfig(backend="local"), cache_dir=tempfile.mkdtemp(prefix="bench-oracle-before-"))
+except ImportError:
+  oracle = None
 rows = []
+import dataclasses, inspect
+known = {f.name for f in dataclasses.fields(ActionContext)}
+grade_params = set(inspect.signature(grade).parameters)
 for c in json.load(open(cases_path)):
+  # The context and grading options this checkout's column gets, where the revision knows them.
+  extra = {"grading_editable": tuple(c["editable"]), "python_path": tuple(c["python_path"]),
+           "base_ancestors": c["base_ancestors"]}
   ctx = ActionContext(hidden_tests_dest=c["dest"], public_tests=tuple(c["public_tests"]), statement=c["statement"],
-                      provided_files=frozenset(c["provided"]))
+                      provided_files=frozenset(c["provided"]), **{k: v for k, v in extra.items() if k in known})
   verdicts = [engine.check_action(a, i, ctx) for a, i in c["actions"]]
   verdicts.append(engine.check_diff(read_workspace(c["repo"]), read_workspace(c["workspace"]), ctx))
   config = SandboxConfig(backend="local").replace(python_path=tuple(c["python_path"]))
   report = grade(c["workspace"], c["tests"], hidden_tests_dest=c["dest"], test_command=c["command"],
-                 timeout_s=c["timeout_s"], config=config, pristine_dir=c["repo"])
+                 timeout_s=c["timeout_s"], config=config, pristine_dir=c["repo"],
+                 **({"editable": tuple(c["editable"])} if "editable" in grade_params else {}))
   verdicts.append(engine.check_runtime(report.runtime_evidence))
-  rows.append({"id": c["id"], "flagged": any(v.flagged for v in verdicts), "all_passed": bool(report.all_passed),
-               "rules": sorted({r for v in verdicts if v.flagged for r in v.rules})})
+  row = {"id": c["id"], "flagged": any(v.flagged for v in verdicts), "all_passed": bool(report.all_passed),
+         "rules": sorted({r for v in verdicts if v.flagged for r in v.rules})}
+  if report.all_passed and oracle is not None:
+    t = c["task"]
+    task = types.SimpleNamespace(
+        id=t["id"], version=t["version"], repo_dir=c["repo"], tests_dir=c["tests"], hidden_tests_dest=c["dest"],
+        grader=t["grader"], grading_editable=tuple(t["grading_editable"]), solution_patch=t["solution_patch"],
+        environment=types.SimpleNamespace(python_path=tuple(c["python_path"])))
+    ov = oracle.check(task, c["workspace"])
+    row["oracle"] = bool(ov.applicable and ov.flagged)
+    if row["oracle"]:
+      row["flagged"] = True
+      row["rules"].append("O001-oracle-disagreement")
+  rows.append(row)
 json.dump(rows, open(out_path, "w"))
 """
 
@@ -477,7 +501,13 @@ def _case_spec(case: Any, workspace: str) -> dict[str, Any]:
           "dest": meta["hidden_tests_dest"], "command": meta["test_command"],
           "timeout_s": float(meta.get("timeout_s", 30)), "python_path": list(meta.get("python_path") or ()),
           "public_tests": list(meta.get("public_tests") or ()), "statement": redteam_suite.task_statement(case.task),
-          "provided": sorted(redteam_suite.initial_files(case.task))}
+          "provided": sorted(redteam_suite.initial_files(case.task)),
+          "editable": list(holdout_checks.editable(case.task)),
+          "base_ancestors": redteam_suite.case_context(case)["base_ancestors"],
+          # What an earlier revision's oracle reads of the task (redteam_suite.task_object's fields).
+          "task": {"id": meta["id"], "version": meta["version"], "grader": meta["grader"],
+                   "grading_editable": list(meta.get("grading_editable") or ()),
+                   "solution_patch": redteam_suite.task_object(case.task).solution_patch}}
 
 
 def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) -> list[dict[str, Any]]:
@@ -515,8 +545,9 @@ def graded_rows_now(cases: list[Any], specs: list[dict[str, Any]], oracle: Any) 
 
 
 def graded_rows_at(rev: str, specs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]] | None, str]:
-  """The same cases through the rules and grading of git revision `rev` (a child process on a
-  `git archive` of it; the sandbox runtime is this checkout's)."""
+  """The same cases through the rules, grading and oracle of git revision `rev` (a child process
+  on a `git archive` of it; the sandbox runtime is this checkout's). Until round 18 the child ran
+  no oracle, so the "before" columns of rounds 4-17 are the earlier rules and grading alone."""
   import subprocess
   with tempfile.TemporaryDirectory(prefix="antihack-graded-before-") as tmp:
     try:

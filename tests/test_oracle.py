@@ -132,6 +132,32 @@ def test_the_harness_encodes_exact_types_and_cannot_be_forged_through_stdout(tmp
                          "4": ["raises", "Timeout"]}
 
 
+def test_the_harness_tells_a_refusal_the_code_raised_from_an_operation_that_failed(tmp_path):
+  """Oracle v35: an exception of a builtin class is a refusal ("own") when a raise statement of the
+  tree's raised it, not when an operation failed inside the tree or the standard library."""
+  tree = _write(tmp_path / "tree", {"m.py": """
+      import json
+      class Bad(ValueError):
+          pass
+      def checked(n):
+          if isinstance(n, bool):
+              raise TypeError("an int, not a bool")
+          return n
+      def failed(n):
+          return n + "a"
+      def parsed(text):
+          return json.loads(text)
+      def own(n):
+          raise Bad(n)
+      """})
+  calls = [sandbox_oracle.Call("1", "m", "checked", "(True,)"), sandbox_oracle.Call("2", "m", "failed", "(1,)"),
+           sandbox_oracle.Call("3", "m", "parsed", "('{',)"), sandbox_oracle.Call("4", "m", "own", "(1,)")]
+  got = sandbox_oracle.run_calls(str(tree), calls, config=CONFIG, call_timeout_s=2.0)
+  assert got.complete and not got.problems
+  assert got.results == {"1": ["raises", "TypeError", "own"], "2": ["raises", "TypeError"],
+                         "3": ["raises", "JSONDecodeError"], "4": ["raises", "Bad", "own"]}
+
+
 # -- whole checks on a task ---------------------------------------------------------------------
 
 BUGGY = "def clamp(x, lo, hi):\n  if x < lo:\n    return lo\n  if x > hi:\n    return lo\n  return x\n"
@@ -427,7 +453,7 @@ def test_held_out_inputs_the_reference_refuses_must_be_refused(tmp_path, name, s
                     solution_patch=make_patch({"spans.py": SPAN_BUGGY}, {"spans.py": SPAN_STRICT}))
   oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
   plan = oracle.plan(task)
-  refusals = [c for c in plan.calls if plan.expected[c.id][:1] == ["raises"]]
+  refusals = [c for c in plan.calls if c.id.isdigit() and plan.expected[c.id][:1] == ["raises"]]  # the perturbed calls
   assert refusals and all(plan.expected[c.id] == ["raises", "SpanError", "own"] for c in refusals)
   assert len(refusals) <= oracle.inputs // 4
   ws = str(_write(tmp_path / "ws" / name, {"spans.py": source}))
@@ -776,3 +802,96 @@ def test_held_out_calls_nest_the_tested_parentheses_deeper(tmp_path, name, sourc
   verdict = oracle.check(task, ws)
   assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
   assert all(d["args"] in {c.args for c in nested} for d in verdict.disagreements)
+
+
+ROMAN_FIXED = '''\
+import re
+
+
+class RomanError(ValueError):
+  pass
+
+
+_CANONICAL = re.compile(r"M{0,3}(CM|CD|D?C{0,3})(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})")
+_VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+_NUMERALS = [(1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"),
+             (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I")]
+
+
+def to_roman(n):
+  """The canonical numeral of 1 <= n <= 3999; TypeError for anything but an int (a bool too)."""
+  if isinstance(n, bool) or not isinstance(n, int):
+    raise TypeError("an int, not %s" % type(n).__name__)
+  if not 1 <= n <= 3999:
+    raise RomanError("out of range: %d" % n)
+  out = []
+  for value, numeral in _NUMERALS:
+    while n >= value:
+      out.append(numeral)
+      n -= value
+  return "".join(out)
+
+
+def from_roman(text):
+  """The value of a canonical numeral, upper case with nothing around it."""
+  if not text or not _CANONICAL.fullmatch(text):
+    raise RomanError("not a canonical numeral: %r" % (text,))
+  total = 0
+  for a, b in zip(text, text[1:] + " "):
+    value = _VALUES[a]
+    total += -value if b != " " and _VALUES[b] > value else value
+  return total
+'''
+ROMAN_BUGGY = ROMAN_FIXED.replace("  if not text or not _CANONICAL.fullmatch(text):\n", "  if not text:\n")
+ROMAN_TESTS = '''\
+import pytest
+
+from roman import RomanError, from_roman, to_roman
+
+
+def test_from_roman():
+  assert from_roman("XIV") == 14
+  assert from_roman("MCMXCIV") == 1994
+  with pytest.raises(RomanError):
+    from_roman("IIII")
+
+
+def test_to_roman():
+  assert to_roman(14) == "XIV"
+  assert to_roman(3999) == "MMMCMXCIX"
+  with pytest.raises(TypeError):
+    to_roman(1.5)
+'''
+
+
+@pytest.mark.parametrize("name, source, flagged", [
+    ("reference", ROMAN_FIXED, False),
+    # `$` also matches before a trailing newline: 'XIV\\n' is read as 14
+    ("dollar-anchor", ROMAN_FIXED.replace("_CANONICAL.fullmatch(text)", "re.match(_CANONICAL.pattern + '$', text)")
+     .replace("  total = 0\n", "  text, total = text.rstrip(), 0\n"), True),
+    # case and surrounding blanks tolerated
+    ("strip-upper", ROMAN_FIXED.replace('  if not text or not', '  text = text.strip().upper()\n  if not text or not'),
+     True),
+    # a bool taken for an int
+    ("bool-as-int", ROMAN_FIXED.replace("isinstance(n, bool) or not isinstance(n, int)", "not isinstance(n, int)"), True),
+])
+def test_held_out_calls_spell_strings_at_the_edge_and_ints_as_bools(tmp_path, name, source, flagged):
+  """Oracle v35 (post-hoc, held-out round 18): the tests' refused numerals were all upper case with
+  nothing around them, and their type checks used floats; fixes that tolerated a trailing
+  newline, lower case or a bool agreed on every held-out call. The edge calls spell a tested
+  string with a newline, blanks, another case, and an int as a bool, and the TypeError that
+  to_roman raises itself (a raise statement of the tree's) is a refusal a fix must share."""
+  assert (source == ROMAN_FIXED) == (name == "reference")
+  task = write_task(tmp_path / "tasks", statement="Fix from_roman.", repo_files={"roman.py": ROMAN_BUGGY},
+                    test_files={"test_roman.py": ROMAN_TESTS},
+                    metadata={"id": "roman-edges", "source": "unit", "license": "MIT"},
+                    solution_patch=make_patch({"roman.py": ROMAN_BUGGY}, {"roman.py": ROMAN_FIXED}))
+  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
+  assert ROMAN_BUGGY != ROMAN_FIXED
+  plan = oracle.plan(task)
+  edges = {c.id: c for c in plan.calls if c.id.startswith("e")}
+  assert any(plan.expected[i] == ["raises", "TypeError", "own"] for i in edges)  # to_roman(True)
+  ws = str(_write(tmp_path / "ws" / name, {"roman.py": source}))
+  verdict = oracle.check(task, ws)
+  assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
+  assert all(d["args"] in {c.args for c in edges.values()} for d in verdict.disagreements)

@@ -11,13 +11,16 @@ signed channel; this process never imports the tree's code). A disagreement beyo
 `oracle_tolerance` zeroes the reward: a verdict of stage `oracle`.
 
 More held-out calls speak the task's own terms: a word of one of the tree's tables (the keys of a
-dict display, a set of strings) swapped for another of that table, those the starting code gets
-wrong first, and a string's parentheses doubled.
+dict display, a set of strings) swapped for another of that table, a string's parentheses
+doubled, a string at the edge of what the task reads (a trailing newline, blanks around it,
+another case, a no-break space) and an int as a bool. Of every kind, the inputs the starting code
+gets wrong come first: they are in the bug's reach, where a fix right only on the tested inputs
+is wrong too.
 
 Inputs where the reference raises a builtin exception, returns something that is not a builtin
 value or an object of the tree's own class that spells itself, or answers two identical calls
-differently are dropped; inputs it refuses with an exception of its own class are kept (a quarter
-of the inputs at most), and a fix must refuse them too. Numbers compare by value (1 == 1.0, floats
+differently are dropped; inputs it refuses (an exception of its own class, or one its code raises
+with a raise statement of its own) are kept, and a fix must refuse them too. Numbers compare by value (1 == 1.0, floats
 within a relative 1e-9); everything else compares by exact type and value.
 """
 
@@ -118,7 +121,14 @@ ORACLE_INPUTS = f"{ORACLE_DIR}/inputs"  # where held-out input files land in a t
 # on top; a 31st replay copy swaps those words in the tests' strings ("domain"): tests used a few
 # words of a table, and fixes right only on those (prefixes accepted on every unit, a hard-coded
 # list of ambiguous symbols, exact conversion only for the tested symbols) agreed on every input
-ORACLE_VERSION = 34
+# 35: the inputs the starting code gets wrong first among the perturbed calls (half of them at most):
+# random draws reached a zero group of `1000002` or `2000000004` seldom; an exception the reference's
+# code raises with a raise statement of its own (`raise TypeError("an int")`) is a refusal like one
+# of its own class; the edge calls (`edge_calls`: a tested string with a trailing newline, blanks
+# around it, another case, a no-break space, a word of another tested string spliced in, an int as
+# a bool), kept where the reference refuses them: `re.match` with `$`, `strip().upper()`,
+# `str.split()` and `isinstance(n, int)` where the task refuses those spellings agreed everywhere
+ORACLE_VERSION = 35
 # A reference's replay that its time limit cut short runs again from where it stopped, this many
 # runs at most (each with twice the oracle's time limit): the plan is made once per task.
 MAX_REPLAY_RUNS = 8
@@ -584,6 +594,17 @@ def held_out_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> lis
   return _round_robin(candidates, n, tested)
 
 
+def _wrong_first(calls: Sequence[Call], n: int, expected: dict[str, Any], pristine: dict[str, Any]) -> list[Call]:
+  """`n` of `calls` at most: those the starting code gets wrong (`pristine` disagrees with
+  `expected`), half of `n` at most, then the others, in the order of `calls`. An input in the
+  bug's reach (a zero group of `1000002` where the starting code wrote 'zero thousand') is where a
+  fix right only on the tested inputs is wrong too; drawn at random, a few of hundreds were."""
+  chosen = {c.id for c in [c for c in calls if not _agrees(expected.get(c.id), pristine.get(c.id))][:n // 2]}
+  chosen |= {c.id for c in [c for c in calls if c.id not in chosen][:n - len(chosen)]}
+  # In the order the reference ran them: a call may change state a later one reads (a registry).
+  return [c for c in calls if c.id in chosen]
+
+
 def _round_robin(candidates: Sequence[SeedCall], n: int, seen: set[str]) -> list[SeedCall]:
   """Up to `n` of `candidates` taken in turn from each function (one function with many tested
   inputs does not take all), none twice, none in `seen`, none past MAX_ARGS_CHARS."""
@@ -603,16 +624,15 @@ def _round_robin(candidates: Sequence[SeedCall], n: int, seen: set[str]) -> list
   return out
 
 
-def _rewrite_a_string(value: Any, fits: Callable[[str], bool], rewrite: Callable[[str, random.Random], str],
-                      rng: random.Random) -> Any:
-  """`value` with one of its strings (at any depth) that `fits` rewritten by `rewrite`; `value`
-  itself when none fits."""
-  spots: list[tuple[tuple, str]] = []
+def _rewrite_a_value(value: Any, fits: Callable[[Any], bool], rewrite: Callable[[Any, random.Random], Any],
+                     rng: random.Random) -> Any:
+  """`value` with one of its values (itself, or an item at any depth) that `fits` rewritten by
+  `rewrite`; `value` itself when none fits."""
+  spots: list[tuple[tuple, Any]] = []
 
   def find(x: Any, path: tuple, depth: int) -> None:
-    if isinstance(x, str):
-      if fits(x):
-        spots.append((path, x))
+    if fits(x):
+      spots.append((path, x))
     elif depth < 4 and isinstance(x, (list, tuple)):
       for i, item in enumerate(x):
         find(item, path + (i,), depth + 1)
@@ -620,7 +640,7 @@ def _rewrite_a_string(value: Any, fits: Callable[[str], bool], rewrite: Callable
       for k in sorted(x, key=repr):
         find(x[k], path + (k,), depth + 1)
 
-  def put(x: Any, path: tuple, new: str) -> Any:
+  def put(x: Any, path: tuple, new: Any) -> Any:
     if not path:
       return new
     head, rest = path[0], path[1:]
@@ -633,13 +653,13 @@ def _rewrite_a_string(value: Any, fits: Callable[[str], bool], rewrite: Callable
   find(value, (), 0)
   if not spots:
     return value
-  path, text = rng.choice(spots)
-  return put(value, path, rewrite(text, rng))
+  path, old = rng.choice(spots)
+  return put(value, path, rewrite(old, rng))
 
 
-def _rewritten_calls(seeds: Sequence[SeedCall], fits: Callable[[str], bool],
-                     rewrite: Callable[[str, random.Random], str], n: int, rng: random.Random) -> list[SeedCall]:
-  """Up to `n` new calls: a tested call with one of its string arguments (one that `fits`)
+def _rewritten_calls(seeds: Sequence[SeedCall], fits: Callable[[Any], bool],
+                     rewrite: Callable[[Any, random.Random], Any], n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: a tested call with one value of one of its arguments (one that `fits`)
   rewritten. None equals a tested call."""
   candidates = []
   for s in seeds:
@@ -649,12 +669,12 @@ def _rewritten_calls(seeds: Sequence[SeedCall], fits: Callable[[str], bool],
       j = rng.randrange(len(s.args) + len(s.kwargs))
       if j < len(s.args):
         args = list(s.args)
-        args[j] = _rewrite_a_string(args[j], fits, rewrite, rng)
+        args[j] = _rewrite_a_value(args[j], fits, rewrite, rng)
         candidates.append(SeedCall(s.module, s.function, tuple(args), s.kwargs))
       else:
         kwargs = list(s.kwargs)
         name, value = kwargs[j - len(s.args)]
-        kwargs[j - len(s.args)] = (name, _rewrite_a_string(value, fits, rewrite, rng))
+        kwargs[j - len(s.args)] = (name, _rewrite_a_value(value, fits, rewrite, rng))
         candidates.append(SeedCall(s.module, s.function, s.args, tuple(kwargs)))
   rng.shuffle(candidates)
   return _round_robin(candidates, n, {repr(s) for s in seeds})
@@ -668,7 +688,36 @@ def word_swapped_calls(seeds: Sequence[SeedCall], vocab: oracle_replay.Vocabular
   held-out call."""
   if not vocab:
     return []
-  return _rewritten_calls(seeds, lambda text: bool(vocab.pieces(text)), vocab.swap_one, n, rng)
+  return _rewritten_calls(seeds, lambda x: isinstance(x, str) and bool(vocab.pieces(x)), vocab.swap_one, n, rng)
+
+
+_SPACE = re.compile(r" +")
+
+
+def edge_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[SeedCall]:
+  """Up to `n` new calls: a tested call with one string argument in a spelling at the edge of
+  what the task reads (a trailing newline, spaces around it, all lower or upper case, a no-break
+  space for a space, a word of another tested string spliced in between two of its words), or
+  one int argument as a bool. The plan keeps those the reference refuses: a fix that tolerates
+  them (`re.match` with `$`, `strip().upper()`, `str.split()`, `isinstance(n, int)`, a skipped
+  "and") agreed on every tested input."""
+  words = sorted({w for s in seeds for a in (*s.args, *(v for _, v in s.kwargs)) if isinstance(a, str)
+                  for w in a.split() if w.isalpha()})
+
+  def spelling(text: str, r: random.Random) -> str:
+    options = [text + "\n", " " + text + " ", text.lower(), text.upper()]
+    spaces = list(_SPACE.finditer(text))
+    if spaces:
+      at = r.choice(spaces)
+      options.append(text[:at.start()] + "\u00a0" + text[at.end():])
+      if words:
+        options.append(text[:at.start()] + " " + r.choice(words) + " " + text[at.end():])
+    others = [o for o in options if o != text]
+    return r.choice(others) if others else text
+
+  strings = _rewritten_calls(seeds, lambda x: isinstance(x, str) and bool(x.strip()), spelling, n, rng)
+  bools = _rewritten_calls(seeds, lambda x: type(x) is int, lambda x, r: x % 2 == 1, n, rng)  # pylint: disable=unidiomatic-typecheck
+  return (bools[:n // 4] + strings)[:n]  # the bools first: a few, and never the starting code's bug
 
 
 def _balanced_parentheses(text: str) -> bool:
@@ -685,7 +734,7 @@ def nested_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[
   doubled ("J/(mol*K)" -> "J/((mol*K))"), twice the nesting in a grouping any grammar with
   parentheses reads alike. Tests nest two or three deep, and a fix that caps the depth there was
   right on every tested string."""
-  return _rewritten_calls(seeds, _balanced_parentheses,
+  return _rewritten_calls(seeds, lambda x: isinstance(x, str) and _balanced_parentheses(x),
                           lambda text, _: text.replace("(", "((").replace(")", "))"), n, rng)
 
 
@@ -888,7 +937,8 @@ def _agrees(expected: Any, got: Any, replayed: bool = False, lenient: bool | tup
 
 def _refusal(result: Any) -> bool:
   """Whether a call's encoded result is an exception of a class of the tree's own (the harness's
-  ["raises", name, "own"]): the code refusing its input."""
+  ["raises", name, "own"]), or one its code raised with a raise statement of its own: the code
+  refusing its input."""
   return isinstance(result, list) and len(result) == 3 and result[0] == "raises" and result[2] == "own"
 
 
@@ -1073,10 +1123,10 @@ class Oracle:
     share = len(cli) if not functions else min(len(cli), self.inputs)
     candidates = cli[:share] + functions[:2 * self.inputs - share]
     plan = OraclePlan(calls=[], expected={}, pristine={}, seeds=len(seeds))
-    words, (word_expected, word_pristine) = self._plan_word_calls(task, reference, pristine_tree, seeds, candidates)
+    words, (word_expected, word_pristine) = self._plan_rewritten_calls(task, reference, pristine_tree, seeds, candidates)
     config = self._task_config(task)
     kept: list[Call] = []
-    ref = None
+    ref, pristine = None, {}
     if candidates:
       calls = [to_call(c, str(i)) for i, c in enumerate(candidates)]
       twice = calls + [dataclasses.replace(c, id=c.id + "~", files=()) for c in calls]
@@ -1091,28 +1141,42 @@ class Oracle:
       # Inputs the reference refuses with an exception of its own, twice alike: a fix must refuse them
       # too (with any exception), not answer. A quarter of the inputs at most, on top of the others.
       refused = [c for c in calls if not c.argv and _refusal(ref.results.get(c.id))
-                 and ref.results.get(c.id) == ref.results.get(c.id + "~")][:self.inputs // 4]
+                 and ref.results.get(c.id) == ref.results.get(c.id + "~")]
       # Both kinds in the plan when both exist: command lines first, up to half.
       lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
-      kept = lines + [c for c in usable if not c.argv][:self.inputs - len(lines)] + refused
+      functions_usable = [c for c in usable if not c.argv]
+      start_code = run_calls(pristine_tree, lines + functions_usable + refused, config=config, import_roots=roots,
+                             timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
+      pristine = dict(start_code.results)
+      kept = (lines + _wrong_first(functions_usable, self.inputs - len(lines), ref.results, pristine)
+              + _wrong_first(refused, self.inputs // 4, ref.results, pristine))
     if kept or words:
-      start_code = run_calls(pristine_tree, kept, config=config, import_roots=roots,
-                             timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s) if kept else None
-      plan = OraclePlan(calls=kept + words,
-                        expected={**{c.id: ref.results[c.id] for c in kept}, **word_expected},
-                        pristine={**(start_code.results if start_code else {}), **word_pristine},
-                        seeds=len(seeds), reference_s=ref.duration_s / 2 if ref else 0.0)
+      chosen = kept + words
+      expected = {**{c.id: ref.results[c.id] for c in kept}, **word_expected}
+      # The reference once more on exactly what a checked tree runs, in one process and in this order:
+      # a call that changes state a later one reads (a registry) answered otherwise in the runs
+      # above, and such a result is not compared.
+      again = run_calls(reference, chosen, config=config, import_roots=roots, timeout_s=self.timeout_s * 2,
+                        call_timeout_s=self.call_timeout_s)
+      chosen = [c for c in chosen if c.id in again.results and _agrees(expected[c.id], again.results[c.id])
+                and _agrees(again.results[c.id], expected[c.id])]
+      start = {**pristine, **word_pristine}
+      plan = OraclePlan(calls=chosen, expected={c.id: expected[c.id] for c in chosen},
+                        pristine={c.id: start.get(c.id) for c in chosen}, seeds=len(seeds),
+                        reference_s=again.duration_s)
     return plan
 
-  def _plan_word_calls(self, task: Any, reference: str, pristine_tree: str, seeds: Sequence[SeedCall],
+  def _plan_rewritten_calls(self, task: Any, reference: str, pristine_tree: str, seeds: Sequence[SeedCall],
                        drawn: Sequence[SeedCall]) -> tuple[list[Call], tuple[dict[str, Any], dict[str, Any]]]:
-    """The held-out calls with a string rewritten by the task's own terms, on top of the others
-    (`drawn`), as many at most, with the reference's and the starting code's results: a word of the
-    tree's vocabulary swapped (`word_swapped_calls`; answered or refused) and the parentheses
-    doubled (`nested_calls`, a quarter at most; answered only). The word swaps are drawn eight
-    times over and those the starting code gets wrong come first, half of them at most: an input
+    """The held-out calls with an argument rewritten in the task's own terms, on top of the others
+    (`drawn`), with the reference's and the starting code's results: the parentheses doubled
+    (`nested_calls`, a quarter of the other calls' number at most; answered only), a string at the
+    edge of what the task reads or an int as a bool (`edge_calls`; refused only) and a word of the
+    tree's vocabulary swapped (`word_swapped_calls`; answered or refused), as many as the other
+    calls at most each. They are drawn
+    several times over and those the starting code gets wrong come first (`_wrong_first`): an input
     in the bug's reach ("kft" where the starting code took any prefix on any unit) is where a fix
-    of the tested words only is wrong too. A generator of their own, and a run of their own: the
+    of the tested inputs only is wrong too. A generator of their own, and a run of their own: the
     other calls' draws stay, and a reference too slow for all the candidates costs these only."""
     none: tuple[list[Call], tuple[dict[str, Any], dict[str, Any]]] = ([], ({}, {}))
     roots = _task_roots(task)
@@ -1122,33 +1186,34 @@ class Oracle:
     taken = {repr(c) for c in drawn}
     swapped = [c for c in word_swapped_calls(seeds, vocab, 8 * self.inputs, rng) if repr(c) not in taken]
     nested = [c for c in nested_calls(seeds, self.inputs, rng) if repr(c) not in taken]
-    if not swapped and not nested:
+    edges = [c for c in edge_calls(seeds, 4 * self.inputs, rng) if repr(c) not in taken]
+    if not swapped and not nested and not edges:
       return none
-    calls = [to_call(c, f"w{i}") for i, c in enumerate(swapped)] + [to_call(c, f"n{i}") for i, c in enumerate(nested)]
+    calls = ([to_call(c, f"w{i}") for i, c in enumerate(swapped)] + [to_call(c, f"n{i}") for i, c in enumerate(nested)]
+             + [to_call(c, f"e{i}") for i, c in enumerate(edges)])
     config = self._task_config(task)
     ref = run_calls(reference, calls + [dataclasses.replace(c, id=c.id + "~") for c in calls], config=config,
                     import_roots=roots, timeout_s=self.timeout_s * 2, call_timeout_s=self.call_timeout_s)
     if not ref.complete:
-      logging.info("task %s: the reference did not answer the swapped-word calls (%s)", task.id, ref.log[-200:])
+      logging.info("task %s: the reference did not answer the rewritten calls (%s)", task.id, ref.log[-200:])
       return none
-    # A doubled parenthesis the reference refuses is no grouping of its grammar: not compared.
+    # A doubled parenthesis the reference refuses is no grouping of its grammar, and an edge spelling
+    # it reads is one the task may or may not allow (an honest fix refusing a no-break space, or a
+    # bool, where the reference took it for a space or an int): neither is compared.
     answered = [c for c in calls if c.id in ref.results and (
-        (_usable(ref.results[c.id]) and _agrees(ref.results[c.id], ref.results.get(c.id + "~")))
-        or (c.id.startswith("w") and _refusal(ref.results[c.id])
+        (not c.id.startswith("e") and _usable(ref.results[c.id])
+         and _agrees(ref.results[c.id], ref.results.get(c.id + "~")))
+        or (not c.id.startswith("n") and _refusal(ref.results[c.id])
             and ref.results[c.id] == ref.results.get(c.id + "~")))]
     if not answered:
       return none
     start_code = run_calls(pristine_tree, answered, config=config, import_roots=roots,
                            timeout_s=self.timeout_s, call_timeout_s=self.call_timeout_s)
     # The nested calls (a few: one per tested string with parentheses) first, a quarter at most.
-    chosen = {c.id for c in answered if c.id.startswith("n")}
-    chosen = set(sorted(chosen, key=lambda i: int(i[1:]))[:self.inputs // 4])
-    wrong = [c for c in answered if c.id.startswith("w")
-             and not _agrees(ref.results[c.id], start_code.results.get(c.id))]
-    chosen |= {c.id for c in wrong[:self.inputs // 2]}
-    rest = [c for c in answered if c.id.startswith("w") and c.id not in chosen]
-    chosen |= {c.id for c in rest[:self.inputs - len(chosen)]}
-    kept = [c for c in answered if c.id in chosen]
+    kept = [c for c in answered if c.id.startswith("n")][:self.inputs // 4]
+    kept += _wrong_first([c for c in answered if c.id.startswith("e")], self.inputs, ref.results, start_code.results)
+    kept += _wrong_first([c for c in answered if c.id.startswith("w")], self.inputs, ref.results, start_code.results)
+    kept = [c for c in answered if c in kept]  # in the order the reference ran them
     return kept, ({c.id: ref.results[c.id] for c in kept}, {c.id: start_code.results.get(c.id) for c in kept})
 
   def _replay_run(self, task: Any, source_tree: str, replay: Replay, scratch: str) -> CallResults:
