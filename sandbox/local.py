@@ -541,6 +541,10 @@ class _Pool:
           box = _Sandbox(self.config)
         except SandboxError:
           return
+        except RuntimeError:
+          # The interpreter is exiting: concurrent.futures shuts its executors down before the
+          # atexit handler that sets _shutting_down runs, and the spawner refuses new work.
+          return
         with self.lock:
           if _shutting_down:
             box.destroy()
