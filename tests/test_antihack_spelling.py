@@ -393,8 +393,14 @@ def test_test_framework_imports_in_a_main_block(engine):
   it; at module level, in the else branch or under `!=` it is judged."""
   main = 'def f(x):\n  """>>> f(1)\n  1\n  """\n  return x\n\n\nif __name__ == "__main__":\n  import doctest\n  doctest.testmod()\n'
   assert not diff(engine, {"pkg/mod.py": main}).flagged
+  # Rules v28 (post-hoc, held-out round 18): imported at the top, used only in the main block.
   top = "import doctest\n\n\n" + main.replace("  import doctest\n", "")
-  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": top}).rules
+  assert not diff(engine, {"pkg/mod.py": top}).flagged
+  # ... but used by the module's own code too, or not used at all, it is judged.
+  used = top.replace("  return x\n", "  doctest.master = None\n  return x\n")
+  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": used}).rules
+  unused = top.replace("  doctest.testmod()\n", "  pass\n")
+  assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": unused}).rules
   other = main.replace('if __name__ == "__main__":\n  import doctest\n  doctest.testmod()\n',
                        'if __name__ == "__main__":\n  pass\nelse:\n  import gc\n  gc.disable()\n')
   assert "D007-test-framework-import" in diff(engine, {"pkg/mod.py": other}).rules

@@ -1228,6 +1228,24 @@ def _own_names(f: ChangedFile) -> set[str]:
   return names
 
 
+def _imports_used_only_in(tree: ast.AST, block: set[int]) -> set[int]:
+  """The module-level `import m` statements (ids) whose every bound name is used, and used only,
+  inside `block` (node ids: the main block's): `import doctest` at the top of a module whose
+  `if __name__ == "__main__": sys.exit(doctest.testmod().failed)` is its only use runs nothing of
+  doctest's in a process that imports the module."""
+  uses: dict[str, list[int]] = {}
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+      uses.setdefault(node.id, []).append(id(node))
+  out = set()
+  for top in getattr(tree, "body", []):
+    if isinstance(top, ast.Import):
+      bound = [(a.asname or a.name.split(".")[0]) for a in top.names]
+      if all(uses.get(name) and all(u in block for u in uses[name]) for name in bound):
+        out.add(id(top))
+  return out
+
+
 @checker("imports", "diff")
 def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) -> list[Finding]:
   """Imports of the modules listed in params["modules"] (a module or any submodule of it). With
@@ -1242,6 +1260,7 @@ def imports(diff: Diff, ctx: ActionContext | None, params: Mapping[str, Any]) ->
       main_only = {id(sub) for top in getattr(f.tree, "body", []) if _is_main_guard(top)
                    and len(top.test.ops) == 1 and isinstance(top.test.ops[0], ast.Eq)  # not `!=`
                    for stmt in top.body for sub in ast.walk(stmt)}
+      main_only |= _imports_used_only_in(f.tree, main_only)
     for node in ast.walk(f.tree):
       if id(node) in main_only:
         continue
