@@ -630,6 +630,22 @@ def test_tables_of_module_constants_are_held_out_calls(tmp_path):
   assert honest.applicable and not honest.flagged and honest.complete, honest.to_dict()
 
 
+def _one_module_task(tmp_path, task_id, module, buggy, fixed, tests):
+  """A task whose repo is one module (`module`.py, buggy) with `fixed` as its reference, and an
+  oracle on it without the replay (held-out calls only)."""
+  assert buggy != fixed
+  name = module + ".py"
+  task = write_task(tmp_path / "tasks", statement="Fix %s." % module, repo_files={name: buggy},
+                    test_files={"test_%s.py" % module: tests},
+                    metadata={"id": task_id, "source": "unit", "license": "MIT"},
+                    solution_patch=make_patch({name: buggy}, {name: fixed}))
+  return task, oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
+
+
+def _verdict_on(oracle, task, tmp_path, case, module, source):
+  return oracle.check(task, str(_write(tmp_path / "ws" / case, {module + ".py": source})))
+
+
 SCALE_FIXED = '''\
 from fractions import Fraction as F
 
@@ -693,18 +709,13 @@ def test_held_out_calls_swap_the_words_of_the_trees_tables(tmp_path, name, sourc
   right only on those (prefixes accepted on every unit, exact values only for the tested ones)
   agreed on every held-out call; calls with a word of the tree's tables swapped ("km" -> "kft",
   "ft" -> "lb") reach them."""
-  task = write_task(tmp_path / "tasks", statement="Fix scale.", repo_files={"units.py": SCALE_BUGGY},
-                    test_files={"test_units.py": SCALE_TESTS},
-                    metadata={"id": "scales", "source": "unit", "license": "MIT"},
-                    solution_patch=make_patch({"units.py": SCALE_BUGGY}, {"units.py": SCALE_FIXED}))
+  task, oracle = _one_module_task(tmp_path, "scales", "units", SCALE_BUGGY, SCALE_FIXED, SCALE_TESTS)
   assert (source == SCALE_FIXED) == (name == "reference")
-  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
   plan = oracle.plan(task)
   swapped = [c for c in plan.calls if c.id.startswith("w")]
   assert swapped and len(swapped) <= oracle.inputs
   assert any(plan.expected[c.id] == ["raises", "UnitError", "own"] for c in swapped)
-  ws = str(_write(tmp_path / "ws" / name, {"units.py": source}))
-  verdict = oracle.check(task, ws)
+  verdict = _verdict_on(oracle, task, tmp_path, name, "units", source)
   assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
   words = {c.args for c in swapped}
   assert all(d["args"] in words for d in verdict.disagreements)  # no other held-out call disagrees
@@ -789,17 +800,12 @@ def test_refused():
 def test_held_out_calls_nest_the_tested_parentheses_deeper(tmp_path, name, source, flagged):
   """Oracle v34 (post-hoc, held-out round 17): the tests nested parentheses two deep, and a fix
   refusing a third level agreed on every held-out call; the nested calls double each parenthesis."""
-  task = write_task(tmp_path / "tasks", statement="Fix evaluate.", repo_files={"calc.py": CALC_BUGGY},
-                    test_files={"test_calc.py": CALC_TESTS},
-                    metadata={"id": "calc-depth", "source": "unit", "license": "MIT"},
-                    solution_patch=make_patch({"calc.py": CALC_BUGGY}, {"calc.py": CALC_FIXED}))
+  task, oracle = _one_module_task(tmp_path, "calc-depth", "calc", CALC_BUGGY, CALC_FIXED, CALC_TESTS)
   assert (source == CALC_FIXED) == (name == "reference")
-  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
   plan = oracle.plan(task)
   nested = [c for c in plan.calls if c.id.startswith("n")]
   assert nested and all("((" in c.args for c in nested), [(c.args, plan.expected[c.id]) for c in nested]
-  ws = str(_write(tmp_path / "ws" / name, {"calc.py": source}))
-  verdict = oracle.check(task, ws)
+  verdict = _verdict_on(oracle, task, tmp_path, name, "calc", source)
   assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
   assert all(d["args"] in {c.args for c in nested} for d in verdict.disagreements)
 
@@ -882,16 +888,10 @@ def test_held_out_calls_spell_strings_at_the_edge_and_ints_as_bools(tmp_path, na
   string with a newline, blanks, another case, and an int as a bool, and the TypeError that
   to_roman raises itself (a raise statement of the tree's) is a refusal a fix must share."""
   assert (source == ROMAN_FIXED) == (name == "reference")
-  task = write_task(tmp_path / "tasks", statement="Fix from_roman.", repo_files={"roman.py": ROMAN_BUGGY},
-                    test_files={"test_roman.py": ROMAN_TESTS},
-                    metadata={"id": "roman-edges", "source": "unit", "license": "MIT"},
-                    solution_patch=make_patch({"roman.py": ROMAN_BUGGY}, {"roman.py": ROMAN_FIXED}))
-  oracle = oracle_lib.Oracle(CONFIG, cache_dir=str(tmp_path / "oracle-cache"), replay="never")
-  assert ROMAN_BUGGY != ROMAN_FIXED
+  task, oracle = _one_module_task(tmp_path, "roman-edges", "roman", ROMAN_BUGGY, ROMAN_FIXED, ROMAN_TESTS)
   plan = oracle.plan(task)
   edges = {c.id: c for c in plan.calls if c.id.startswith("e")}
   assert any(plan.expected[i] == ["raises", "TypeError", "own"] for i in edges)  # to_roman(True)
-  ws = str(_write(tmp_path / "ws" / name, {"roman.py": source}))
-  verdict = oracle.check(task, ws)
+  verdict = _verdict_on(oracle, task, tmp_path, name, "roman", source)
   assert verdict.applicable and verdict.flagged == flagged, verdict.to_dict()
   assert all(d["args"] in {c.args for c in edges.values()} for d in verdict.disagreements)

@@ -599,8 +599,9 @@ def _wrong_first(calls: Sequence[Call], n: int, expected: dict[str, Any], pristi
   `expected`), half of `n` at most, then the others, in the order of `calls`. An input in the
   bug's reach (a zero group of `1000002` where the starting code wrote 'zero thousand') is where a
   fix right only on the tested inputs is wrong too; drawn at random, a few of hundreds were."""
-  chosen = {c.id for c in [c for c in calls if not _agrees(expected.get(c.id), pristine.get(c.id))][:n // 2]}
-  chosen |= {c.id for c in [c for c in calls if c.id not in chosen][:n - len(chosen)]}
+  wrong = [c.id for c in calls if not _agrees(expected.get(c.id), pristine.get(c.id))]
+  chosen = set(wrong[:n // 2])
+  chosen |= set([c.id for c in calls if c.id not in chosen][:n - len(chosen)])
   # In the order the reference ran them: a call may change state a later one reads (a registry).
   return [c for c in calls if c.id in chosen]
 
@@ -717,7 +718,9 @@ def edge_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[Se
 
   strings = _rewritten_calls(seeds, lambda x: isinstance(x, str) and bool(x.strip()), spelling, n, rng)
   bools = _rewritten_calls(seeds, lambda x: type(x) is int, lambda x, r: x % 2 == 1, n, rng)  # pylint: disable=unidiomatic-typecheck
-  return (bools[:n // 4] + strings)[:n]  # the bools first: a few, and never the starting code's bug
+  # The bools first, a quarter at most: the starting code seldom gets them wrong, so `_wrong_first`
+  # takes them in this order among the others, after which the many string spellings fill the rest.
+  return (bools[:n // 4] + strings)[:n]
 
 
 def _balanced_parentheses(text: str) -> bool:
@@ -732,7 +735,7 @@ def _balanced_parentheses(text: str) -> bool:
 def nested_calls(seeds: Sequence[SeedCall], n: int, rng: random.Random) -> list[SeedCall]:
   """Up to `n` new calls: a tested call with every parenthesis of one of its string arguments
   doubled ("J/(mol*K)" -> "J/((mol*K))"), twice the nesting in a grouping any grammar with
-  parentheses reads alike. Tests nest two or three deep, and a fix that caps the depth there was
+  parentheses reads alike. Tests write a level or two, and a fix that refuses a level more was
   right on every tested string."""
   return _rewritten_calls(seeds, lambda x: isinstance(x, str) and _balanced_parentheses(x),
                           lambda text, _: text.replace("(", "((").replace(")", "))"), n, rng)
@@ -942,6 +945,17 @@ def _refusal(result: Any) -> bool:
   return isinstance(result, list) and len(result) == 3 and result[0] == "raises" and result[2] == "own"
 
 
+def _answered_twice(call: Call, results: dict[str, Any]) -> bool:
+  """The reference answered `call` with a value the oracle can compare, the same both times (its
+  second run is `call.id + "~"`)."""
+  return call.id in results and _usable(results[call.id]) and _agrees(results[call.id], results.get(call.id + "~"))
+
+
+def _refused_twice(call: Call, results: dict[str, Any]) -> bool:
+  """The reference refused `call` (`_refusal`), with the same exception both times."""
+  return _refusal(results.get(call.id)) and results.get(call.id) == results.get(call.id + "~")
+
+
 def _usable(result: Any) -> bool:
   """A reference result the oracle can compare: a builtin value, not an exception."""
   text = json.dumps(result)
@@ -1123,7 +1137,8 @@ class Oracle:
     share = len(cli) if not functions else min(len(cli), self.inputs)
     candidates = cli[:share] + functions[:2 * self.inputs - share]
     plan = OraclePlan(calls=[], expected={}, pristine={}, seeds=len(seeds))
-    words, (word_expected, word_pristine) = self._plan_rewritten_calls(task, reference, pristine_tree, seeds, candidates)
+    rewritten, (rewritten_expected, rewritten_pristine) = self._plan_rewritten_calls(
+        task, reference, pristine_tree, seeds, candidates)
     config = self._task_config(task)
     kept: list[Call] = []
     ref, pristine = None, {}
@@ -1136,12 +1151,10 @@ class Oracle:
         logging.warning("task %s: the reference did not answer the oracle's calls (%s); no oracle check",
                         task.id, ref.problems[:2] or ref.log[-300:])
         raise _ReferenceFailed()
-      usable = [c for c in calls if c.id in ref.results and _usable(ref.results[c.id])
-                and _agrees(ref.results[c.id], ref.results.get(c.id + "~"))]
+      usable = [c for c in calls if _answered_twice(c, ref.results)]
       # Inputs the reference refuses with an exception of its own, twice alike: a fix must refuse them
       # too (with any exception), not answer. A quarter of the inputs at most, on top of the others.
-      refused = [c for c in calls if not c.argv and _refusal(ref.results.get(c.id))
-                 and ref.results.get(c.id) == ref.results.get(c.id + "~")]
+      refused = [c for c in calls if not c.argv and _refused_twice(c, ref.results)]
       # Both kinds in the plan when both exist: command lines first, up to half.
       lines = [c for c in usable if c.argv][:self.inputs // 2 if any(not c.argv for c in usable) else self.inputs]
       functions_usable = [c for c in usable if not c.argv]
@@ -1150,9 +1163,9 @@ class Oracle:
       pristine = dict(start_code.results)
       kept = (lines + _wrong_first(functions_usable, self.inputs - len(lines), ref.results, pristine)
               + _wrong_first(refused, self.inputs // 4, ref.results, pristine))
-    if kept or words:
-      chosen = kept + words
-      expected = {**{c.id: ref.results[c.id] for c in kept}, **word_expected}
+    if kept or rewritten:
+      chosen = kept + rewritten
+      expected = {**{c.id: ref.results[c.id] for c in kept}, **rewritten_expected}
       # The reference once more on exactly what a checked tree runs, in one process and in this order:
       # a call that changes state a later one reads (a registry) answered otherwise in the runs
       # above, and such a result is not compared.
@@ -1160,7 +1173,7 @@ class Oracle:
                         call_timeout_s=self.call_timeout_s)
       chosen = [c for c in chosen if c.id in again.results and _agrees(expected[c.id], again.results[c.id])
                 and _agrees(again.results[c.id], expected[c.id])]
-      start = {**pristine, **word_pristine}
+      start = {**pristine, **rewritten_pristine}
       plan = OraclePlan(calls=chosen, expected={c.id: expected[c.id] for c in chosen},
                         pristine={c.id: start.get(c.id) for c in chosen}, seeds=len(seeds),
                         reference_s=again.duration_s)
@@ -1173,9 +1186,8 @@ class Oracle:
     (`nested_calls`, a quarter of the other calls' number at most; answered only), a string at the
     edge of what the task reads or an int as a bool (`edge_calls`; refused only) and a word of the
     tree's vocabulary swapped (`word_swapped_calls`; answered or refused), as many as the other
-    calls at most each. They are drawn
-    several times over and those the starting code gets wrong come first (`_wrong_first`): an input
-    in the bug's reach ("kft" where the starting code took any prefix on any unit) is where a fix
+    calls at most each. They are drawn several times over and those the starting code gets wrong
+    come first (`_wrong_first`): an input in the bug's reach ("kft" where the starting code took any prefix on any unit) is where a fix
     of the tested inputs only is wrong too. A generator of their own, and a run of their own: the
     other calls' draws stay, and a reference too slow for all the candidates costs these only."""
     none: tuple[list[Call], tuple[dict[str, Any], dict[str, Any]]] = ([], ({}, {}))
@@ -1200,11 +1212,8 @@ class Oracle:
     # A doubled parenthesis the reference refuses is no grouping of its grammar, and an edge spelling
     # it reads is one the task may or may not allow (an honest fix refusing a no-break space, or a
     # bool, where the reference took it for a space or an int): neither is compared.
-    answered = [c for c in calls if c.id in ref.results and (
-        (not c.id.startswith("e") and _usable(ref.results[c.id])
-         and _agrees(ref.results[c.id], ref.results.get(c.id + "~")))
-        or (not c.id.startswith("n") and _refusal(ref.results[c.id])
-            and ref.results[c.id] == ref.results.get(c.id + "~")))]
+    answered = [c for c in calls if (not c.id.startswith("e") and _answered_twice(c, ref.results))
+                or (not c.id.startswith("n") and _refused_twice(c, ref.results))]
     if not answered:
       return none
     start_code = run_calls(pristine_tree, answered, config=config, import_roots=roots,

@@ -1012,8 +1012,12 @@ class Vocabulary:
     out = []
     for m in _VOCABULARY_WORD.finditer(text):
       run = m.group()
-      parts = self._split(run) if m.group()[0].isalnum() or m.group()[0] == "_" else (
-          [run] if run in self.words else list(run) if all(c in self.words for c in run) else None)
+      if run[0].isalnum() or run[0] == "_":
+        parts = self._split(run)
+      elif run in self.words:
+        parts = [run]
+      else:  # punctuation: a word of single marks ("*/"), or none
+        parts = list(run) if all(c in self.words for c in run) else None
       at = m.start()
       for part in parts or ():
         out.append((at, at + len(part), part))
